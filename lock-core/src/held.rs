@@ -1,0 +1,55 @@
+//! The backend's side of one hold: what a [`LockGuard`](crate::LockGuard) asks the server.
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::{Error, ErrorKind, Result};
+
+/// One hold as the backend sees it: the server-side state a [`LockGuard`](crate::LockGuard) wraps.
+///
+/// Backends implement this; users never call it. Implementations compare by owner token, so a
+/// call for a hold that is no longer ours changes nothing and answers `Ok(false)`.
+#[async_trait]
+pub trait HeldLock: Send + Sync + fmt::Debug + 'static {
+    /// Releases the hold on the server.
+    ///
+    /// Returns `Ok(true)` when the hold was ours and is now released, `Ok(false)` when the server
+    /// shows it is no longer ours (expired, taken over, deleted); nothing changed then.
+    ///
+    /// # Cancel safety
+    ///
+    /// Need not be cancel safe: the guard runs it in a task of its own.
+    ///
+    /// # Errors
+    ///
+    /// The server could not be asked ([`ErrorKind::Unavailable`], [`ErrorKind::Backend`]).
+    async fn release(&self) -> Result<bool>;
+
+    /// Extends the hold to `lease` from now.
+    ///
+    /// Returns `Ok(true)` when the hold is still ours and was extended, `Ok(false)` when it is no
+    /// longer ours.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancelling leaves the lease either extended or as it was; both are safe.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unsupported`] by default; otherwise the server could not be asked.
+    async fn renew(&self, lease: Duration) -> Result<bool> {
+        let _ = lease;
+        Err(Error::new(
+            ErrorKind::Unsupported,
+            "this backend has no lease to extend",
+        ))
+    }
+
+    /// Whether the backend cannot currently vouch for the hold but may again soon (a ZooKeeper
+    /// client that lost its connection but not yet its session). `false` by default.
+    fn is_suspended(&self) -> bool {
+        false
+    }
+}

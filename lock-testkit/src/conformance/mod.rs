@@ -1,0 +1,105 @@
+//! The conformance suite: every backend's behaviour checked by one set of cases.
+//!
+//! A backend joins with one line, [`conformance_tests!`](crate::conformance_tests), which expands
+//! to one named `#[tokio::test]` per case. Cases a backend cannot support are skipped by its
+//! [`Capabilities`](lock_core::Capabilities), never deleted. Each case uses lock names of its
+//! own, so cases run in parallel against one shared server.
+
+mod basic;
+mod cancel;
+mod contention;
+mod loss;
+mod support;
+mod unreachable;
+mod with_lock;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lock_core::{DistributedLock, LockName, Result};
+
+pub use basic::{
+    acquire_release_reacquire, acquire_timeout_returns_timeout_in_time,
+    distinct_names_are_independent, invalid_names_are_rejected_before_io,
+    odd_names_work_and_stay_distinct, try_acquire_on_held_returns_none,
+    waiter_acquires_soon_after_release,
+};
+pub use cancel::cancelled_acquires_leave_lock_acquirable;
+pub use contention::{contention_16_clients_zero_overlaps, fencing_tokens_strictly_increase};
+pub use loss::{
+    lease_renewal_keeps_lock_past_lease, lost_signal_fires_when_severed,
+    lost_signal_quiet_on_release, release_after_loss_is_not_held_and_spares_new_holder,
+};
+pub use unreachable::unreachable_server_is_unavailable_in_time;
+pub use with_lock::{
+    with_lock_lost_mid_closure_drops_it, with_lock_nested_reenters, with_lock_releases_on_error,
+    with_lock_releases_on_panic, with_lock_returns_value,
+};
+
+/// A backend under test, as the conformance suite drives it.
+#[async_trait]
+pub trait ConformanceTarget: Send + Sync + 'static {
+    /// A new, independent client of the lock service: its own connection or session, as a
+    /// separate process would have.
+    async fn client(&self) -> Result<Arc<dyn DistributedLock>>;
+
+    /// Ends the current hold on `name` behind its holder's back, as an operator or the server
+    /// would: delete the key, row or node, or expire the session.
+    async fn sever(&self, name: &LockName) -> Result<()>;
+
+    /// A client pointed at `addr`, where nothing answers, with `timeout` as its connection and
+    /// operation timeout. `None` for backends without a server.
+    async fn unreachable_client(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Option<Result<Arc<dyn DistributedLock>>>;
+}
+
+/// Expands to one `#[tokio::test]` per conformance case for the target that `$target` (an
+/// expression evaluating to a future of `Option<Arc<dyn ConformanceTarget>>`; `None` skips)
+/// produces. The calling crate needs `tokio` with `macros` and `rt-multi-thread`.
+///
+/// ```ignore
+/// lock_testkit::conformance_tests!(my_backend_target());
+/// ```
+#[macro_export]
+macro_rules! conformance_tests {
+    ($target:expr) => {
+        $crate::conformance_tests!(@cases $target;
+            acquire_release_reacquire,
+            try_acquire_on_held_returns_none,
+            distinct_names_are_independent,
+            odd_names_work_and_stay_distinct,
+            invalid_names_are_rejected_before_io,
+            acquire_timeout_returns_timeout_in_time,
+            waiter_acquires_soon_after_release,
+            contention_16_clients_zero_overlaps,
+            fencing_tokens_strictly_increase,
+            release_after_loss_is_not_held_and_spares_new_holder,
+            lost_signal_fires_when_severed,
+            lost_signal_quiet_on_release,
+            lease_renewal_keeps_lock_past_lease,
+            cancelled_acquires_leave_lock_acquirable,
+            with_lock_returns_value,
+            with_lock_releases_on_error,
+            with_lock_releases_on_panic,
+            with_lock_lost_mid_closure_drops_it,
+            with_lock_nested_reenters,
+            unreachable_server_is_unavailable_in_time,
+        );
+    };
+    (@cases $target:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() {
+                let target: ::std::option::Option<::std::sync::Arc<dyn $crate::ConformanceTarget>> = $target.await;
+                if let ::std::option::Option::Some(target) = target {
+                    $crate::conformance::$case(target).await;
+                }
+            }
+        )*
+    };
+}

@@ -1,0 +1,17 @@
+#![doc = include_str!("../README.md")]
+
+pub mod broken;
+pub mod conformance;
+pub mod servers;
+
+mod blackhole;
+mod require;
+mod targets;
+mod timing;
+
+pub use blackhole::Blackhole;
+pub use conformance::ConformanceTarget;
+pub use require::{ServerError, require, servers_required};
+pub use servers::free_port;
+pub use targets::{BrokenTarget, MemoryTarget};
+pub use timing::{scaled, scaled_ms, timing};

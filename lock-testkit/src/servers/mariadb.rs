@@ -1,0 +1,167 @@
+//! MariaDB (or MySQL-compatible) servers.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::process::{Launch, ServerProcess, accepts, find_binary, free_port, server_dir};
+use crate::ServerError;
+
+/// The database the tests use; created at start-up.
+const DATABASE: &str = "distlock";
+
+/// A MariaDB server in a temp dir on a free loopback port (`root`, no password), killed on drop.
+#[derive(Debug)]
+pub struct MariaDbServer {
+    process: ServerProcess,
+    port: u16,
+    client: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl MariaDbServer {
+    /// Installs a data directory, starts the server and creates the `distlock` database.
+    ///
+    /// # Errors
+    ///
+    /// [`ServerError::Missing`] when MariaDB is not installed; [`ServerError::Failed`] when
+    /// set-up fails or the server is not ready within 30 s.
+    pub fn start() -> Result<Self, ServerError> {
+        let failed = |reason: String| ServerError::Failed {
+            server: "mariadb",
+            reason,
+        };
+        let sbin = ["/usr/sbin", "/usr/bin"];
+        let missing = |binary: &str| ServerError::Missing {
+            server: "mariadb",
+            binary: binary.to_owned(),
+        };
+        let server = find_binary("mariadbd", &sbin).ok_or_else(|| missing("mariadbd"))?;
+        let install = find_binary("mariadb-install-db", &sbin)
+            .ok_or_else(|| missing("mariadb-install-db"))?;
+        let client = find_binary("mariadb", &sbin).ok_or_else(|| missing("mariadb"))?;
+        let dir = server_dir("mariadb")?;
+        let data = dir.path().join("data");
+        let output = Command::new(install)
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .args([
+                "--user=mysql",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| failed(format!("mariadb-install-db: {e}")))?;
+        if !output.status.success() {
+            return Err(failed(format!(
+                "mariadb-install-db: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )));
+        }
+        let port = free_port();
+        let path = |name: &str| dir.path().join(name).display().to_string();
+        let args = vec![
+            "--no-defaults".to_owned(),
+            format!("--datadir={}", data.display()),
+            "--user=mysql".to_owned(),
+            format!("--port={port}"),
+            "--bind-address=127.0.0.1".to_owned(),
+            format!("--socket={}", path("sock")),
+            format!("--pid-file={}", path("pid")),
+            "--max-connections=500".to_owned(),
+            "--innodb-flush-log-at-trx-commit=2".to_owned(),
+        ];
+        let launch = Launch {
+            server: "mariadb",
+            program: server,
+            args,
+            log: dir.path().join("mariadb.log"),
+            user: None,
+        };
+        let mut server = Self {
+            process: ServerProcess::spawn(launch)?,
+            port,
+            client,
+            _dir: dir,
+        };
+        server.wait_ready()?;
+        let create = format!("CREATE DATABASE IF NOT EXISTS {DATABASE}");
+        let output = server
+            .sql(&create)
+            .map_err(|e| failed(format!("create database: {e}")))?;
+        if !output.status.success() {
+            return Err(failed(format!(
+                "create database: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )));
+        }
+        Ok(server)
+    }
+
+    fn sql(&self, statement: &str) -> std::io::Result<std::process::Output> {
+        Command::new(&self.client)
+            .args([
+                "--protocol=tcp",
+                "-h",
+                "127.0.0.1",
+                "-u",
+                "root",
+                "-P",
+                &self.port.to_string(),
+                "-e",
+                statement,
+            ])
+            .output()
+    }
+
+    fn wait_ready(&mut self) -> Result<(), ServerError> {
+        let port = self.port;
+        let client = self.client.clone();
+        self.process.wait_ready(Duration::from_secs(30), || {
+            accepts(port)
+                && Command::new(&client)
+                    .args([
+                        "--protocol=tcp",
+                        "-h",
+                        "127.0.0.1",
+                        "-u",
+                        "root",
+                        "-P",
+                        &port.to_string(),
+                        "-e",
+                        "SELECT 1",
+                    ])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|status| status.success())
+        })
+    }
+
+    /// The server's URL: `mysql://root@127.0.0.1:PORT/distlock`.
+    pub fn url(&self) -> String {
+        format!("mysql://root@127.0.0.1:{}/{DATABASE}", self.port)
+    }
+
+    /// The server's port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The supervised process: kill, pause, resume.
+    pub fn process(&mut self) -> &mut ServerProcess {
+        &mut self.process
+    }
+
+    /// Kills and restarts the server on the same port and data directory.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](MariaDbServer::start).
+    pub fn restart(&mut self) -> Result<(), ServerError> {
+        self.process.restart()?;
+        self.wait_ready()
+    }
+}

@@ -1,0 +1,186 @@
+//! PostgreSQL servers, run as the unprivileged `postgres` user when started as root.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::process::{Launch, ServerProcess, free_port, server_dir};
+use crate::ServerError;
+
+/// A PostgreSQL cluster in a temp dir on a free loopback port, trust auth, killed on drop.
+#[derive(Debug)]
+pub struct PostgresServer {
+    process: ServerProcess,
+    port: u16,
+    bin: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// The newest installed PostgreSQL's `bin` directory.
+fn postgres_bin() -> Option<PathBuf> {
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let version = entry.file_name().to_str()?.parse().ok()?;
+            Some((version, entry.path().join("bin")))
+        })
+        .filter(|(_, bin)| bin.join("postgres").is_file())
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, bin)| bin)
+}
+
+/// The uid and gid of the `postgres` user, if this process is root and needs to drop to it.
+fn unprivileged_user() -> Result<Option<(u32, u32)>, ServerError> {
+    let failed = |reason: String| ServerError::Failed {
+        server: "postgres",
+        reason,
+    };
+    let id = |flag: &str| -> Result<String, ServerError> {
+        let output = Command::new("id")
+            .arg(flag)
+            .output()
+            .map_err(|e| failed(format!("id: {e}")))?;
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    };
+    if id("-u")? != "0" {
+        return Ok(None);
+    }
+    let output = Command::new("id")
+        .arg("postgres")
+        .output()
+        .map_err(|e| failed(format!("id postgres: {e}")))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let field = |key: &str| -> Option<u32> {
+        text.split(key)
+            .nth(1)?
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    match (field("uid="), field("gid=")) {
+        (Some(uid), Some(gid)) => Ok(Some((uid, gid))),
+        _ => Err(failed(
+            "running as root but there is no `postgres` user; run scripts/install-servers"
+                .to_owned(),
+        )),
+    }
+}
+
+impl PostgresServer {
+    /// Initialises a cluster and starts it.
+    ///
+    /// # Errors
+    ///
+    /// [`ServerError::Missing`] when PostgreSQL is not installed; [`ServerError::Failed`] when
+    /// `initdb` fails or the server is not ready within 30 s.
+    pub fn start() -> Result<Self, ServerError> {
+        let failed = |reason: String| ServerError::Failed {
+            server: "postgres",
+            reason,
+        };
+        let bin = postgres_bin().ok_or(ServerError::Missing {
+            server: "postgres",
+            binary: "/usr/lib/postgresql/*/bin/postgres".to_owned(),
+        })?;
+        let user = unprivileged_user()?;
+        let dir = server_dir("postgres")?;
+        let data = dir.path().join("data");
+        let sockets = dir.path().join("sock");
+        for path in [&data, &sockets] {
+            std::fs::create_dir(path)
+                .map_err(|e| failed(format!("mkdir {}: {e}", path.display())))?;
+            if let Some((uid, gid)) = user {
+                std::os::unix::fs::chown(path, Some(uid), Some(gid))
+                    .map_err(|e| failed(format!("chown: {e}")))?;
+            }
+        }
+        let mut initdb = Command::new(bin.join("initdb"));
+        initdb
+            .args(["-A", "trust", "-U", "postgres", "--no-sync", "-D"])
+            .arg(&data)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some((uid, gid)) = user {
+            use std::os::unix::process::CommandExt;
+            initdb.uid(uid).gid(gid);
+        }
+        let output = initdb
+            .output()
+            .map_err(|e| failed(format!("initdb: {e}")))?;
+        if !output.status.success() {
+            return Err(failed(format!(
+                "initdb: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )));
+        }
+        let port = free_port();
+        let args = vec![
+            "-D".to_owned(),
+            data.display().to_string(),
+            "-p".to_owned(),
+            port.to_string(),
+            "-k".to_owned(),
+            sockets.display().to_string(),
+            "-c".to_owned(),
+            "listen_addresses=127.0.0.1".to_owned(),
+            "-c".to_owned(),
+            "max_connections=300".to_owned(),
+            "-c".to_owned(),
+            "fsync=off".to_owned(),
+        ];
+        let log = dir.path().join("postgres.log");
+        let launch = Launch {
+            server: "postgres",
+            program: bin.join("postgres"),
+            args,
+            log,
+            user,
+        };
+        let mut server = Self {
+            process: ServerProcess::spawn(launch)?,
+            port,
+            bin,
+            _dir: dir,
+        };
+        server.wait_ready()?;
+        Ok(server)
+    }
+
+    fn wait_ready(&mut self) -> Result<(), ServerError> {
+        let (isready, port) = (self.bin.join("pg_isready"), self.port.to_string());
+        self.process.wait_ready(Duration::from_secs(30), || {
+            Command::new(&isready)
+                .args(["-q", "-h", "127.0.0.1", "-p", &port, "-U", "postgres"])
+                .status()
+                .is_ok_and(|status| status.success())
+        })
+    }
+
+    /// The server's URL: `postgres://postgres@127.0.0.1:PORT/postgres`.
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// The server's port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The supervised process: kill, pause, resume.
+    pub fn process(&mut self) -> &mut ServerProcess {
+        &mut self.process
+    }
+
+    /// Kills and restarts the server on the same port and data directory.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](PostgresServer::start).
+    pub fn restart(&mut self) -> Result<(), ServerError> {
+        self.process.restart()?;
+        self.wait_ready()
+    }
+}

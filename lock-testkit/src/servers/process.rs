@@ -1,0 +1,232 @@
+//! A supervised server process: started in its own process group, watched so it dies with the
+//! test process, and controllable (kill, pause, resume, restart).
+
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::ServerError;
+
+/// How to start one server process, kept so it can be started again on the same port and data.
+#[derive(Debug, Clone)]
+pub(crate) struct Launch {
+    pub(crate) server: &'static str,
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
+    pub(crate) log: PathBuf,
+    /// Run as this (uid, gid) when started as root (PostgreSQL refuses to run as root).
+    pub(crate) user: Option<(u32, u32)>,
+}
+
+/// A running server process. Killed (with its whole process group) on drop; a watchdog kills it
+/// too if the test process dies first.
+#[derive(Debug)]
+pub struct ServerProcess {
+    launch: Launch,
+    child: Option<Child>,
+    watchdog: Option<Child>,
+}
+
+impl ServerProcess {
+    pub(crate) fn spawn(launch: Launch) -> Result<Self, ServerError> {
+        let mut process = Self {
+            launch,
+            child: None,
+            watchdog: None,
+        };
+        process.start()?;
+        Ok(process)
+    }
+
+    fn start(&mut self) -> Result<(), ServerError> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.launch.log)
+            .map_err(|error| {
+                self.failed(format!(
+                    "cannot open log {}: {error}",
+                    self.launch.log.display()
+                ))
+            })?;
+        let log_err = log
+            .try_clone()
+            .map_err(|error| self.failed(error.to_string()))?;
+        let mut command = Command::new(&self.launch.program);
+        command
+            .args(&self.launch.args)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log_err)
+            .process_group(0);
+        if let Some((uid, gid)) = self.launch.user {
+            command.uid(uid).gid(gid);
+        }
+        let child = command
+            .spawn()
+            .map_err(|error| self.failed(format!("spawn {:?}: {error}", self.launch.program)))?;
+        let watchdog = Command::new("sh")
+            .arg("-c")
+            .arg("while kill -0 \"$1\" 2>/dev/null; do sleep 0.5; done; kill -KILL -- \"-$2\" 2>/dev/null")
+            .arg("watchdog")
+            .arg(std::process::id().to_string())
+            .arg(child.id().to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|error| self.failed(format!("spawn watchdog: {error}")))?;
+        self.child = Some(child);
+        self.watchdog = Some(watchdog);
+        Ok(())
+    }
+
+    fn failed(&self, reason: String) -> ServerError {
+        ServerError::Failed {
+            server: self.launch.server,
+            reason,
+        }
+    }
+
+    /// The server's process id (also its process group id).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Whether the server process is alive (a paused process counts as alive).
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|child| matches!(child.try_wait(), Ok(None)))
+    }
+
+    /// Sends `signal` to the server's whole process group.
+    fn signal(&self, signal: &str) -> std::io::Result<()> {
+        let Some(pid) = self.pid() else { return Ok(()) };
+        Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg("--")
+            .arg(format!("-{pid}"))
+            .stderr(Stdio::null())
+            .status()?;
+        Ok(())
+    }
+
+    /// Kills the server (SIGKILL, whole process group) and waits for it to exit.
+    pub fn kill(&mut self) {
+        let _ = self.signal("KILL");
+        if let Some(mut child) = self.child.take() {
+            let _ = child.wait();
+        }
+        if let Some(mut watchdog) = self.watchdog.take() {
+            let _ = watchdog.kill();
+            let _ = watchdog.wait();
+        }
+    }
+
+    /// Pauses the server (SIGSTOP): connections stay open, nothing is answered.
+    pub fn pause(&self) -> std::io::Result<()> {
+        self.signal("STOP")
+    }
+
+    /// Resumes a paused server (SIGCONT).
+    pub fn resume(&self) -> std::io::Result<()> {
+        self.signal("CONT")
+    }
+
+    /// Kills the server if it runs and starts it again with the same port and data directory.
+    pub(crate) fn restart(&mut self) -> Result<(), ServerError> {
+        self.kill();
+        self.start()
+    }
+
+    /// The log's last lines, for error messages.
+    pub(crate) fn log_tail(&self) -> String {
+        log_tail(&self.launch.log)
+    }
+
+    /// Waits until `ready` answers true, failing with the log's tail after `limit`.
+    pub(crate) fn wait_ready(
+        &mut self,
+        limit: Duration,
+        ready: impl Fn() -> bool,
+    ) -> Result<(), ServerError> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if ready() {
+                return Ok(());
+            }
+            if !self.is_running() {
+                return Err(
+                    self.failed(format!("exited during start-up; log:\n{}", self.log_tail()))
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Err(self.failed(format!(
+            "not ready after {limit:?}; log:\n{}",
+            self.log_tail()
+        )))
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.resume();
+        self.kill();
+    }
+}
+
+/// The last 30 lines of a log file.
+pub(crate) fn log_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
+/// A loopback port nothing listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .unwrap_or_else(|error| panic!("no free loopback port: {error}"))
+}
+
+/// Whether something accepts TCP connections on the loopback `port`.
+pub(crate) fn accepts(port: u16) -> bool {
+    TcpStream::connect_timeout(
+        &SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+        Duration::from_millis(200),
+    )
+    .is_ok()
+}
+
+/// Finds `name` on `PATH` or in `extra` directories.
+pub(crate) fn find_binary(name: &str, extra: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(extra.iter().map(PathBuf::from))
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// A temporary directory for one server, readable by other users (servers may drop privileges).
+pub(crate) fn server_dir(server: &'static str) -> Result<tempfile::TempDir, ServerError> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("distlock-{server}-"))
+        .tempdir()
+        .map_err(|error| ServerError::Failed {
+            server,
+            reason: format!("temp dir: {error}"),
+        })?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).map_err(
+        |error| ServerError::Failed {
+            server,
+            reason: format!("chmod temp dir: {error}"),
+        },
+    )?;
+    Ok(dir)
+}

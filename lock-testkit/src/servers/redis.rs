@@ -1,0 +1,159 @@
+//! Redis servers: a standalone master, or a replica of one.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use super::process::{Launch, ServerProcess, accepts, find_binary, free_port, server_dir};
+use crate::ServerError;
+
+/// A `redis-server` on a free loopback port with no persistence, killed on drop.
+#[derive(Debug)]
+pub struct RedisServer {
+    process: ServerProcess,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// Starts a standalone master.
+    ///
+    /// # Errors
+    ///
+    /// [`ServerError::Missing`] when `redis-server` is not installed; [`ServerError::Failed`]
+    /// when it does not answer `PING` within 10 s.
+    pub fn start() -> Result<Self, ServerError> {
+        Self::start_with(&[])
+    }
+
+    /// Starts a replica of the master on loopback `master_port`.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](RedisServer::start).
+    pub fn start_replica_of(master_port: u16) -> Result<Self, ServerError> {
+        Self::start_with(&[
+            "--replicaof".to_owned(),
+            "127.0.0.1".to_owned(),
+            master_port.to_string(),
+        ])
+    }
+
+    /// Starts a server with extra command-line arguments.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](RedisServer::start).
+    pub fn start_with(extra: &[String]) -> Result<Self, ServerError> {
+        let program = find_binary("redis-server", &[]).ok_or(ServerError::Missing {
+            server: "redis",
+            binary: "redis-server".to_owned(),
+        })?;
+        let dir = server_dir("redis")?;
+        let port = free_port();
+        let mut args: Vec<String> = [
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            &dir.path().display().to_string(),
+            "--daemonize",
+            "no",
+        ]
+        .iter()
+        .map(|arg| (*arg).to_owned())
+        .collect();
+        args.extend_from_slice(extra);
+        let launch = Launch {
+            server: "redis",
+            program,
+            args,
+            log: dir.path().join("redis.log"),
+            user: None,
+        };
+        let mut server = Self {
+            process: ServerProcess::spawn(launch)?,
+            port,
+            _dir: dir,
+        };
+        server.wait_ready()?;
+        Ok(server)
+    }
+
+    fn wait_ready(&mut self) -> Result<(), ServerError> {
+        let port = self.port;
+        self.process.wait_ready(Duration::from_secs(10), || {
+            accepts(port) && command(port, "PING").is_ok_and(|r| r.starts_with("+PONG"))
+        })
+    }
+
+    /// The server's URL: `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The server's port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The supervised process: kill, pause, resume.
+    pub fn process(&mut self) -> &mut ServerProcess {
+        &mut self.process
+    }
+
+    /// Kills and restarts the server on the same port (data is not persisted).
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](RedisServer::start).
+    pub fn restart(&mut self) -> Result<(), ServerError> {
+        self.process.restart()?;
+        self.wait_ready()
+    }
+
+    /// Sends one inline command and returns the raw reply (for `INFO`, `REPLICAOF NO ONE`, ...).
+    ///
+    /// # Errors
+    ///
+    /// The connection's I/O error.
+    pub fn command(&self, line: &str) -> std::io::Result<String> {
+        command(self.port, line)
+    }
+}
+
+/// Sends one inline command to a Redis on loopback `port` and reads the reply.
+pub(crate) fn command(port: u16, line: &str) -> std::io::Result<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    stream.write_all(format!("{line}\r\n").as_bytes())?;
+    let mut reply = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let read = stream.read(&mut buffer)?;
+        reply.extend_from_slice(&buffer[..read]);
+        if read == 0 || reply_complete(&reply) {
+            break;
+        }
+    }
+    Ok(String::from_utf8_lossy(&reply).into_owned())
+}
+
+/// Whether a RESP reply is complete: simple replies end at their first line, bulk strings at
+/// their announced length.
+fn reply_complete(reply: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(reply);
+    let Some(first_end) = text.find("\r\n") else {
+        return false;
+    };
+    if !text.starts_with('$') {
+        return true;
+    }
+    let length: i64 = text[1..first_end].parse().unwrap_or(-1);
+    length < 0 || text.len() >= first_end + 2 + length as usize + 2
+}

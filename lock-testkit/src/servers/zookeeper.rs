@@ -1,0 +1,285 @@
+//! ZooKeeper servers: standalone, or an ensemble of N nodes on loopback.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::process::{Launch, ServerProcess, free_port, server_dir};
+use crate::ServerError;
+
+/// One ZooKeeper server process (standalone, or one node of a [`ZkEnsemble`]).
+#[derive(Debug)]
+pub struct ZkServer {
+    process: ServerProcess,
+    client_port: u16,
+    _dir: tempfile::TempDir,
+}
+
+/// Jars ZooKeeper 3.8 needs, from Debian's packages.
+const JARS: &[&str] = &[
+    "zookeeper.jar",
+    "zookeeper-jute.jar",
+    "slf4j-api.jar",
+    "slf4j-simple.jar",
+    "netty-handler.jar",
+    "netty-common.jar",
+    "netty-buffer.jar",
+    "netty-transport.jar",
+    "netty-codec.jar",
+    "netty-resolver.jar",
+    "netty-transport-native-unix-common.jar",
+    "netty-transport-classes-epoll.jar",
+    "commons-io.jar",
+    "jackson-databind.jar",
+    "jackson-core.jar",
+    "jackson-annotations.jar",
+    "metrics-core.jar",
+    "snappy-java.jar",
+    "commons-cli.jar",
+    "audience-annotations.jar",
+];
+
+/// The classpath for ZooKeeper from `/usr/share/java`, or `None` when it is not installed.
+fn zookeeper_classpath() -> Option<String> {
+    let base = Path::new("/usr/share/java");
+    if !base.join("zookeeper.jar").is_file() {
+        return None;
+    }
+    let present: Vec<String> = JARS
+        .iter()
+        .map(|jar| base.join(jar))
+        .filter(|jar| jar.is_file())
+        .map(|jar| jar.display().to_string())
+        .collect();
+    Some(present.join(":"))
+}
+
+fn java() -> Result<PathBuf, ServerError> {
+    super::process::find_binary("java", &[]).ok_or(ServerError::Missing {
+        server: "zookeeper",
+        binary: "java".to_owned(),
+    })
+}
+
+/// Sends a four-letter command (`ruok`, `srvr`, `mntr`, `wchc`, ...) and returns the answer.
+///
+/// # Errors
+///
+/// The connection's I/O error.
+pub fn four_letter(port: u16, command: &str) -> std::io::Result<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    stream.write_all(command.as_bytes())?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer)?;
+    Ok(answer)
+}
+
+/// The settings a node needs besides its ports.
+struct NodeConfig<'a> {
+    tick_ms: u32,
+    my_id: Option<usize>,
+    peers: &'a [(u16, u16, u16)],
+}
+
+impl ZkServer {
+    /// Starts a standalone server with a 2 s tick (sessions of 4 s to 40 s).
+    ///
+    /// # Errors
+    ///
+    /// [`ServerError::Missing`] when ZooKeeper or Java is not installed; [`ServerError::Failed`]
+    /// when it does not answer `ruok` within 30 s.
+    pub fn start() -> Result<Self, ServerError> {
+        Self::start_with_tick(Duration::from_millis(2000))
+    }
+
+    /// Starts a standalone server with `tick` (sessions may last 2 to 20 ticks): use a short
+    /// tick for tests of session expiry.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](ZkServer::start).
+    pub fn start_with_tick(tick: Duration) -> Result<Self, ServerError> {
+        let config = NodeConfig {
+            tick_ms: tick.as_millis() as u32,
+            my_id: None,
+            peers: &[],
+        };
+        let mut server = Self::launch(free_port(), &config)?;
+        server.wait_ready(|answer| answer.contains("imok"), "ruok")?;
+        Ok(server)
+    }
+
+    fn launch(client_port: u16, config: &NodeConfig<'_>) -> Result<Self, ServerError> {
+        let failed = |reason: String| ServerError::Failed {
+            server: "zookeeper",
+            reason,
+        };
+        let classpath = zookeeper_classpath().ok_or(ServerError::Missing {
+            server: "zookeeper",
+            binary: "/usr/share/java/zookeeper.jar".to_owned(),
+        })?;
+        let java = java()?;
+        let dir = server_dir("zookeeper")?;
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).map_err(|e| failed(format!("mkdir: {e}")))?;
+        let mut cfg = format!(
+            "tickTime={}\ninitLimit=20\nsyncLimit=10\ndataDir={}\nclientPort={client_port}\nclientPortAddress=127.0.0.1\n\
+             admin.enableServer=false\n4lw.commands.whitelist=*\nmaxClientCnxns=0\nextendedTypesEnabled=true\n",
+            config.tick_ms,
+            data.display()
+        );
+        if let Some(my_id) = config.my_id {
+            std::fs::write(data.join("myid"), my_id.to_string())
+                .map_err(|e| failed(format!("myid: {e}")))?;
+            for (index, (_, peer, election)) in config.peers.iter().enumerate() {
+                cfg.push_str(&format!(
+                    "server.{}=127.0.0.1:{peer}:{election}\n",
+                    index + 1
+                ));
+            }
+        }
+        let cfg_path = dir.path().join("zoo.cfg");
+        std::fs::write(&cfg_path, cfg).map_err(|e| failed(format!("zoo.cfg: {e}")))?;
+        let main = if config.my_id.is_some() {
+            "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+        } else {
+            "org.apache.zookeeper.server.ZooKeeperServerMain"
+        };
+        let args = vec![
+            "-Xms64m".to_owned(),
+            "-Xmx256m".to_owned(),
+            "-XX:+UseSerialGC".to_owned(),
+            "-XX:TieredStopAtLevel=1".to_owned(),
+            "-Dzookeeper.admin.enableServer=false".to_owned(),
+            "-cp".to_owned(),
+            classpath,
+            main.to_owned(),
+            cfg_path.display().to_string(),
+        ];
+        let launch = Launch {
+            server: "zookeeper",
+            program: java,
+            args,
+            log: dir.path().join("zookeeper.log"),
+            user: None,
+        };
+        Ok(Self {
+            process: ServerProcess::spawn(launch)?,
+            client_port,
+            _dir: dir,
+        })
+    }
+
+    fn wait_ready(
+        &mut self,
+        ready: impl Fn(&str) -> bool,
+        command: &str,
+    ) -> Result<(), ServerError> {
+        let port = self.client_port;
+        self.process.wait_ready(Duration::from_secs(30), || {
+            four_letter(port, command).is_ok_and(|answer| ready(&answer))
+        })
+    }
+
+    /// The connect string: `127.0.0.1:PORT`.
+    pub fn connect_string(&self) -> String {
+        format!("127.0.0.1:{}", self.client_port)
+    }
+
+    /// The server's URL: `zk://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("zk://{}", self.connect_string())
+    }
+
+    /// The client port.
+    pub fn port(&self) -> u16 {
+        self.client_port
+    }
+
+    /// The supervised process: kill, pause, resume.
+    pub fn process(&mut self) -> &mut ServerProcess {
+        &mut self.process
+    }
+
+    /// This node's `Mode:` from `srvr` (`standalone`, `leader`, `follower`), if it answers.
+    pub fn mode(&self) -> Option<String> {
+        let answer = four_letter(self.client_port, "srvr").ok()?;
+        answer
+            .lines()
+            .find_map(|line| line.strip_prefix("Mode: "))
+            .map(str::to_owned)
+    }
+
+    /// Kills and restarts the node on the same ports and data directory.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](ZkServer::start).
+    pub fn restart(&mut self) -> Result<(), ServerError> {
+        self.process.restart()?;
+        self.wait_ready(|answer| answer.contains("Mode: "), "srvr")
+    }
+}
+
+/// An ensemble of ZooKeeper nodes on loopback, each a [`ZkServer`].
+#[derive(Debug)]
+pub struct ZkEnsemble {
+    nodes: Vec<ZkServer>,
+}
+
+impl ZkEnsemble {
+    /// Starts `size` nodes and waits until each serves as leader or follower.
+    ///
+    /// # Errors
+    ///
+    /// As [`ZkServer::start`].
+    pub fn start(size: usize) -> Result<Self, ServerError> {
+        let peers: Vec<(u16, u16, u16)> = (0..size)
+            .map(|_| (free_port(), free_port(), free_port()))
+            .collect();
+        let mut nodes = Vec::with_capacity(size);
+        for (index, (client, _, _)) in peers.iter().enumerate() {
+            let config = NodeConfig {
+                tick_ms: 500,
+                my_id: Some(index + 1),
+                peers: &peers,
+            };
+            nodes.push(ZkServer::launch(*client, &config)?);
+        }
+        for node in &mut nodes {
+            node.wait_ready(
+                |answer| answer.contains("Mode: leader") || answer.contains("Mode: follower"),
+                "srvr",
+            )?;
+        }
+        Ok(Self { nodes })
+    }
+
+    /// The nodes, in `myid` order.
+    pub fn nodes(&mut self) -> &mut [ZkServer] {
+        &mut self.nodes
+    }
+
+    /// The connect string with every node: `127.0.0.1:P1,127.0.0.1:P2,...`.
+    pub fn connect_string(&self) -> String {
+        self.nodes
+            .iter()
+            .map(ZkServer::connect_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The ensemble's URL: `zk://127.0.0.1:P1,127.0.0.1:P2,...`.
+    pub fn url(&self) -> String {
+        format!("zk://{}", self.connect_string())
+    }
+
+    /// The index of the node that currently leads, if any answers `Mode: leader`.
+    pub fn leader(&self) -> Option<usize> {
+        self.nodes
+            .iter()
+            .position(|node| node.mode().as_deref() == Some("leader"))
+    }
+}

@@ -1,0 +1,71 @@
+//! The suite must fail on locks that break its rules: a checker that cannot fail proves nothing.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use lock_testkit::broken::Breakage;
+use lock_testkit::conformance::{
+    contention_16_clients_zero_overlaps, fencing_tokens_strictly_increase,
+    lost_signal_fires_when_severed, release_after_loss_is_not_held_and_spares_new_holder,
+    try_acquire_on_held_returns_none, with_lock_lost_mid_closure_drops_it,
+};
+use lock_testkit::{BrokenTarget, ConformanceTarget};
+
+fn broken(breakage: Breakage) -> Arc<dyn ConformanceTarget> {
+    Arc::new(BrokenTarget::new(breakage))
+}
+
+/// Runs a case in its own task and asserts that it failed (panicked).
+async fn assert_fails(case: &str, run: impl Future<Output = ()> + Send + 'static) {
+    let outcome = tokio::spawn(run).await;
+    assert!(
+        outcome.is_err_and(|error| error.is_panic()),
+        "{case} passed on a broken lock"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn overlap_detector_catches_a_lock_without_mutual_exclusion() {
+    let target = broken(Breakage::NoMutualExclusion);
+    assert_fails(
+        "contention",
+        contention_16_clients_zero_overlaps(Arc::clone(&target)),
+    )
+    .await;
+    assert_fails("try_acquire", try_acquire_on_held_returns_none(target)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fencing_cases_catch_repeating_tokens() {
+    let target = broken(Breakage::RepeatingFencingTokens);
+    assert_fails(
+        "fencing",
+        fencing_tokens_strictly_increase(Arc::clone(&target)),
+    )
+    .await;
+    assert_fails(
+        "contention fencing order",
+        contention_16_clients_zero_overlaps(target),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lost_signal_cases_catch_a_silent_lock() {
+    let target = broken(Breakage::NoLostSignal);
+    assert_fails(
+        "lost signal",
+        lost_signal_fires_when_severed(Arc::clone(&target)),
+    )
+    .await;
+    assert_fails(
+        "release after loss",
+        release_after_loss_is_not_held_and_spares_new_holder(Arc::clone(&target)),
+    )
+    .await;
+    assert_fails(
+        "with_lock loss",
+        with_lock_lost_mid_closure_drops_it(target),
+    )
+    .await;
+}
