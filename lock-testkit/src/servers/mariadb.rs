@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::process::{Launch, ServerProcess, accepts, find_binary, free_port, server_dir};
+use super::process::{Launch, ServerProcess, accepts, find_binary, free_port, run_as, server_dir};
 use crate::ServerError;
 
 /// The database the tests use; created at start-up.
@@ -42,6 +42,11 @@ impl MariaDbServer {
         let client = find_binary("mariadb", &sbin).ok_or_else(|| missing("mariadb"))?;
         let dir = server_dir("mariadb")?;
         let data = dir.path().join("data");
+        // mariadbd drops to `mysql` when started as root; its socket and pid file go here too.
+        if let Some((uid, gid)) = run_as("mysql").map_err(failed)? {
+            std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))
+                .map_err(|e| failed(format!("chown: {e}")))?;
+        }
         let output = Command::new(install)
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))

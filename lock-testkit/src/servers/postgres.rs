@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::process::{Launch, ServerProcess, free_port, server_dir};
+use super::process::{Launch, ServerProcess, free_port, run_as, server_dir};
 use crate::ServerError;
 
 /// A PostgreSQL cluster in a temp dir on a free loopback port, trust auth, killed on drop.
@@ -31,44 +31,6 @@ fn postgres_bin() -> Option<PathBuf> {
     versions.pop().map(|(_, bin)| bin)
 }
 
-/// The uid and gid of the `postgres` user, if this process is root and needs to drop to it.
-fn unprivileged_user() -> Result<Option<(u32, u32)>, ServerError> {
-    let failed = |reason: String| ServerError::Failed {
-        server: "postgres",
-        reason,
-    };
-    let id = |flag: &str| -> Result<String, ServerError> {
-        let output = Command::new("id")
-            .arg(flag)
-            .output()
-            .map_err(|e| failed(format!("id: {e}")))?;
-        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
-    };
-    if id("-u")? != "0" {
-        return Ok(None);
-    }
-    let output = Command::new("id")
-        .arg("postgres")
-        .output()
-        .map_err(|e| failed(format!("id postgres: {e}")))?;
-    let text = String::from_utf8_lossy(&output.stdout);
-    let field = |key: &str| -> Option<u32> {
-        text.split(key)
-            .nth(1)?
-            .split(|c: char| !c.is_ascii_digit())
-            .next()?
-            .parse()
-            .ok()
-    };
-    match (field("uid="), field("gid=")) {
-        (Some(uid), Some(gid)) => Ok(Some((uid, gid))),
-        _ => Err(failed(
-            "running as root but there is no `postgres` user; run scripts/install-servers"
-                .to_owned(),
-        )),
-    }
-}
-
 impl PostgresServer {
     /// Initialises a cluster and starts it.
     ///
@@ -85,7 +47,7 @@ impl PostgresServer {
             server: "postgres",
             binary: "/usr/lib/postgresql/*/bin/postgres".to_owned(),
         })?;
-        let user = unprivileged_user()?;
+        let user = run_as("postgres").map_err(failed)?;
         let dir = server_dir("postgres")?;
         let data = dir.path().join("data");
         let sockets = dir.path().join("sock");

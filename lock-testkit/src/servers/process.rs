@@ -230,3 +230,25 @@ pub(crate) fn server_dir(server: &'static str) -> Result<tempfile::TempDir, Serv
     )?;
     Ok(dir)
 }
+
+/// The uid and gid of system user `name` when this process is root and a server must drop to
+/// that user; `None` when not root (the server then runs as the current user).
+pub(crate) fn run_as(name: &str) -> Result<Option<(u32, u32)>, String> {
+    let id = |args: &[&str]| -> Result<String, String> {
+        let output = Command::new("id")
+            .args(args)
+            .output()
+            .map_err(|e| format!("id: {e}"))?;
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    };
+    if id(&["-u"])? != "0" {
+        return Ok(None);
+    }
+    let (uid, gid) = (id(&["-u", name])?, id(&["-g", name])?);
+    match (uid.parse(), gid.parse()) {
+        (Ok(uid), Ok(gid)) => Ok(Some((uid, gid))),
+        _ => Err(format!(
+            "running as root but there is no `{name}` user; run scripts/install-servers"
+        )),
+    }
+}

@@ -89,7 +89,7 @@ impl ZkServer {
     /// # Errors
     ///
     /// [`ServerError::Missing`] when ZooKeeper or Java is not installed; [`ServerError::Failed`]
-    /// when it does not answer `ruok` within 30 s.
+    /// when it does not serve requests within 30 s.
     pub fn start() -> Result<Self, ServerError> {
         Self::start_with_tick(Duration::from_millis(2000))
     }
@@ -107,7 +107,8 @@ impl ZkServer {
             peers: &[],
         };
         let mut server = Self::launch(free_port(), &config)?;
-        server.wait_ready(|answer| answer.contains("imok"), "ruok")?;
+        // `ruok` answers before the server serves; `srvr` shows a mode only once it does.
+        server.wait_ready(|answer| answer.contains("Mode: "), "srvr")?;
         Ok(server)
     }
 
