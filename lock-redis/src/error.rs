@@ -1,0 +1,50 @@
+//! Converting Redis client errors into distlock errors at the crate boundary.
+
+use std::time::Duration;
+
+use lock_core::{Error, ErrorKind};
+use redis::RedisError;
+
+/// The backend name errors carry.
+pub(crate) const BACKEND: &str = "redis";
+
+/// Classifies a Redis client error: connection trouble is [`ErrorKind::Unavailable`] (try again
+/// later), anything the server answered is [`ErrorKind::Backend`].
+pub(crate) fn from_redis(error: RedisError, server: &str) -> Error {
+    let unavailable = error.is_io_error()
+        || error.is_timeout()
+        || error.is_connection_refusal()
+        || error.is_connection_dropped()
+        || error.is_unrecoverable_error();
+    let kind = if unavailable {
+        ErrorKind::Unavailable
+    } else {
+        ErrorKind::Backend
+    };
+    let message = if unavailable {
+        format!("cannot reach Redis at {server}")
+    } else {
+        format!("Redis at {server} answered with an error")
+    };
+    Error::new(kind, message)
+        .with_backend(BACKEND)
+        .with_source(error)
+}
+
+/// The error for a server that did not answer within `timeout`.
+pub(crate) fn timed_out(server: &str, timeout: Duration) -> Error {
+    Error::new(
+        ErrorKind::Unavailable,
+        format!("Redis at {server} did not answer within {timeout:?}"),
+    )
+    .with_backend(BACKEND)
+}
+
+/// The error for a reply of an unexpected shape (a script or server that is not ours).
+pub(crate) fn unexpected_reply(server: &str, what: &str) -> Error {
+    Error::new(
+        ErrorKind::Backend,
+        format!("Redis at {server} sent an unexpected reply to {what}"),
+    )
+    .with_backend(BACKEND)
+}

@@ -1,0 +1,100 @@
+//! Mapping lock names to Redis keys that share one hash tag.
+
+use lock_core::{Error, LockName, Result};
+
+/// The keys one lock name uses. All three share the hash tag `{PREFIX:NAME}`, so the scripts
+/// touch one Redis Cluster slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LockKeys {
+    /// `{PREFIX:NAME}`: holds the owner's token while the lock is held, nothing else.
+    pub(crate) lock: String,
+    /// `{PREFIX:NAME}:fence`: the fencing counter, incremented on every grant, never expires.
+    pub(crate) fence: String,
+    /// `{PREFIX:NAME}:released`: the channel a release publishes on.
+    pub(crate) channel: String,
+}
+
+impl LockKeys {
+    /// The keys for `name` under `prefix` (already checked by [`validate_prefix`]).
+    pub(crate) fn new(prefix: &str, name: &LockName) -> Self {
+        let tag = format!("{{{prefix}:{}}}", escape(name.as_str()));
+        Self {
+            fence: format!("{tag}:fence"),
+            channel: format!("{tag}:released"),
+            lock: tag,
+        }
+    }
+}
+
+/// Escapes the characters that could end or open a hash tag early (`{`, `}`), and the escape
+/// character itself, so the mapping stays one-to-one: two names never share a key.
+fn escape(name: &str) -> String {
+    let mut escaped = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c {
+            '%' => escaped.push_str("%25"),
+            '{' => escaped.push_str("%7B"),
+            '}' => escaped.push_str("%7D"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+/// Checks a key prefix: non-empty, printable, and free of the braces that delimit the hash tag.
+pub(crate) fn validate_prefix(prefix: &str) -> Result<()> {
+    if prefix.is_empty() || prefix.len() > 64 {
+        return Err(Error::invalid_input(format!(
+            "key prefix {prefix:?} must be 1 to 64 bytes long"
+        )));
+    }
+    if prefix
+        .chars()
+        .any(|c| c.is_control() || c == '{' || c == '}')
+    {
+        return Err(Error::invalid_input(format!(
+            "key prefix {prefix:?} must not contain braces or control characters: \
+             it becomes part of the keys' hash tag"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(name: &str) -> LockKeys {
+        LockKeys::new("distlock", &LockName::new(name).expect("valid name"))
+    }
+
+    #[test]
+    fn keys_share_one_hash_tag() {
+        let keys = keys("jobs/nightly");
+        assert_eq!(keys.lock, "{distlock:jobs/nightly}");
+        assert_eq!(keys.fence, "{distlock:jobs/nightly}:fence");
+        assert_eq!(keys.channel, "{distlock:jobs/nightly}:released");
+    }
+
+    #[test]
+    fn braces_cannot_break_the_tag_and_names_stay_distinct() {
+        let names = ["a}b", "a%7Db", "a{b", "a%b", "a%25b", "{x}"];
+        let mapped: Vec<String> = names.iter().map(|n| keys(n).lock).collect();
+        for (name, key) in names.iter().zip(&mapped) {
+            let inner = &key[1..key.len() - 1];
+            assert!(!inner.contains(['{', '}']), "{name:?} -> {key:?}");
+        }
+        let mut unique = mapped.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{mapped:?}");
+    }
+
+    #[test]
+    fn prefixes_with_braces_or_nothing_are_rejected() {
+        assert!(validate_prefix("distlock").is_ok());
+        for bad in ["", "a{b", "a}", "x\ny"] {
+            assert!(validate_prefix(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! One Redis master: a reconnecting multiplexed connection, the lock scripts, and timeouts on
+//! every call.
+
+use std::future::Future;
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use lock_core::{Error, Result};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{Client, RedisResult, Script};
+
+use crate::config::redact;
+use crate::error::{from_redis, timed_out, unexpected_reply};
+use crate::keys::LockKeys;
+
+static ACQUIRE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/acquire.lua")));
+static RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/release.lua")));
+static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/renew.lua")));
+static RAISE_FENCE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/raise_fence.lua")));
+
+/// What one acquire script run found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Attempt {
+    /// Ours now, with this fencing token.
+    Granted(u64),
+    /// Held elsewhere; the key expires in this long (`None`: it has no expiry).
+    Held(Option<Duration>),
+}
+
+/// A connection to one master. Cheap to clone; clones share the connection.
+#[derive(Clone)]
+pub(crate) struct Node {
+    inner: Arc<NodeInner>,
+}
+
+struct NodeInner {
+    client: Client,
+    connection: ConnectionManager,
+    /// The URL with its password hidden, for messages.
+    server: String,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("server", &self.inner.server)
+            .field("timeout", &self.inner.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Parses `url` into a client without any I/O.
+pub(crate) fn parse_client(url: &str) -> Result<Client> {
+    let scheme = url.split_once("://").map(|(scheme, _)| scheme);
+    match scheme {
+        Some("redis") => {}
+        Some("rediss") => {
+            // Several crates may turn on rustls providers; pick ring explicitly. An error only
+            // means a provider is already installed.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        _ => {
+            return Err(Error::invalid_input(format!(
+                "{:?} is not a Redis URL: write redis://[USER:PASSWORD@]HOST:PORT[/DB] \
+                 or rediss:// for TLS",
+                redact(url)
+            )));
+        }
+    }
+    Client::open(url).map_err(|error| {
+        Error::invalid_input(format!(
+            "{:?} is not a valid Redis URL ({:?})",
+            redact(url),
+            error.kind()
+        ))
+    })
+}
+
+impl Node {
+    /// Connects to `url` within `connect_timeout`; every later command times out after
+    /// `timeout`.
+    pub(crate) async fn connect(
+        url: &str,
+        connect_timeout: Duration,
+        timeout: Duration,
+    ) -> Result<Self> {
+        let client = parse_client(url)?;
+        let server = redact(url);
+        let config = manager_config(connect_timeout);
+        let connecting = ConnectionManager::new_with_config(client.clone(), config);
+        let connection = match tokio::time::timeout(connect_timeout, connecting).await {
+            Ok(connection) => connection.map_err(|error| from_redis(error, &server))?,
+            Err(_) => return Err(timed_out(&server, connect_timeout)),
+        };
+        Ok(Self {
+            inner: Arc::new(NodeInner {
+                client,
+                connection,
+                server,
+                timeout,
+            }),
+        })
+    }
+
+    /// Connects like [`connect`](Self::connect), but when the server cannot be reached returns a
+    /// node that connects on first use, with the error. Invalid URLs still fail.
+    pub(crate) async fn connect_or_lazy(
+        url: &str,
+        connect_timeout: Duration,
+        timeout: Duration,
+    ) -> Result<(Self, Option<Error>)> {
+        let client = parse_client(url)?;
+        match Self::connect(url, connect_timeout, timeout).await {
+            Ok(node) => Ok((node, None)),
+            Err(error) if error.kind() == lock_core::ErrorKind::InvalidInput => Err(error),
+            Err(error) => {
+                let config = manager_config(connect_timeout);
+                let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)
+                    .map_err(|error| from_redis(error, &redact(url)))?;
+                let node = Self {
+                    inner: Arc::new(NodeInner {
+                        client,
+                        connection,
+                        server: redact(url),
+                        timeout,
+                    }),
+                };
+                Ok((node, Some(error)))
+            }
+        }
+    }
+
+    /// The client, for opening the subscriber connection.
+    pub(crate) fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    /// The per-command timeout.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.inner.timeout
+    }
+
+    /// Runs one command future with the per-command timeout, or `limit` if longer.
+    async fn run<T>(
+        &self,
+        limit: Duration,
+        command: impl Future<Output = RedisResult<T>>,
+    ) -> Result<T> {
+        let limit = limit.max(self.inner.timeout);
+        match tokio::time::timeout(limit, command).await {
+            Ok(result) => result.map_err(|error| from_redis(error, &self.inner.server)),
+            Err(_) => Err(timed_out(&self.inner.server, limit)),
+        }
+    }
+
+    fn connection(&self) -> ConnectionManager {
+        self.inner.connection.clone()
+    }
+
+    /// Runs the acquire script: `SET NX PX` and, on success, the fence `INCR`.
+    pub(crate) async fn acquire(
+        &self,
+        keys: &LockKeys,
+        token: &str,
+        lease: Duration,
+    ) -> Result<Attempt> {
+        let mut connection = self.connection();
+        let mut invocation = ACQUIRE.key(&keys.lock);
+        invocation.key(&keys.fence).arg(token).arg(millis(lease));
+        let reply: (i64, i64) = self
+            .run(Duration::ZERO, invocation.invoke_async(&mut connection))
+            .await?;
+        match reply {
+            (1, fence) if fence > 0 => Ok(Attempt::Granted(fence as u64)),
+            (0, pttl) if pttl >= 0 => Ok(Attempt::Held(Some(Duration::from_millis(pttl as u64)))),
+            (0, -1) => Ok(Attempt::Held(None)),
+            // -2: the key vanished between SET and PTTL, which one script cannot see; retry.
+            (0, _) => Ok(Attempt::Held(Some(Duration::ZERO))),
+            _ => Err(unexpected_reply(&self.inner.server, "the acquire script")),
+        }
+    }
+
+    /// Runs the release script. `Some(receivers)` when the lock was ours and is deleted (with
+    /// how many subscriber connections the wake-up reached), `None` when it was not ours.
+    pub(crate) async fn release(&self, keys: &LockKeys, token: &str) -> Result<Option<u64>> {
+        let mut connection = self.connection();
+        let mut invocation = RELEASE.key(&keys.lock);
+        invocation.key(&keys.channel).arg(token);
+        let reply: i64 = self
+            .run(Duration::ZERO, invocation.invoke_async(&mut connection))
+            .await?;
+        Ok(u64::try_from(reply).ok())
+    }
+
+    /// Runs the renew script: `true` when the lease was extended, `false` when not ours.
+    pub(crate) async fn renew(
+        &self,
+        keys: &LockKeys,
+        token: &str,
+        lease: Duration,
+    ) -> Result<bool> {
+        let mut connection = self.connection();
+        let mut invocation = RENEW.key(&keys.lock);
+        invocation.arg(token).arg(millis(lease));
+        let reply: i64 = self
+            .run(Duration::ZERO, invocation.invoke_async(&mut connection))
+            .await?;
+        Ok(reply == 1)
+    }
+
+    /// Raises the fence counter to at least `fence` (Redlock keeps counters in step).
+    pub(crate) async fn raise_fence(&self, keys: &LockKeys, fence: u64) -> Result<()> {
+        let mut connection = self.connection();
+        let mut invocation = RAISE_FENCE.key(&keys.fence);
+        invocation.arg(fence);
+        let _: i64 = self
+            .run(Duration::ZERO, invocation.invoke_async(&mut connection))
+            .await?;
+        Ok(())
+    }
+
+    /// `WAIT replicas timeout`: how many replicas acknowledged this connection's writes.
+    pub(crate) async fn wait_replicas(&self, replicas: usize, timeout: Duration) -> Result<u64> {
+        let mut connection = self.connection();
+        let mut command = redis::cmd("WAIT");
+        command.arg(replicas).arg(millis(timeout));
+        let limit = timeout + self.inner.timeout;
+        let acknowledged: i64 = self
+            .run(limit, command.query_async(&mut connection))
+            .await?;
+        Ok(u64::try_from(acknowledged).unwrap_or(0))
+    }
+}
+
+/// Reconnects quickly and gives up fast: callers bound every command with their own timeout.
+fn manager_config(connect_timeout: Duration) -> ConnectionManagerConfig {
+    ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(connect_timeout))
+        .set_number_of_retries(1)
+        .set_min_delay(Duration::from_millis(20))
+        .set_max_delay(Duration::from_secs(1))
+}
+
+/// A duration in whole milliseconds, at least 1.
+pub(crate) fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1)
+}

@@ -1,0 +1,279 @@
+//! One shared pub/sub connection per lock service, dispatching release wake-ups to waiters.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use redis::Client;
+use redis::aio::{PubSubSink, PubSubStream};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+/// What a waiter sees of its channel: a counter that moves on every wake-up, and whether the
+/// subscription is confirmed (when it is not, the waiter falls back to polling).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Wake {
+    pub(crate) generation: u64,
+    pub(crate) live: bool,
+}
+
+struct Entry {
+    waiters: usize,
+    state: watch::Sender<Wake>,
+}
+
+type Channels = Arc<Mutex<HashMap<String, Entry>>>;
+
+enum Request {
+    Subscribe(String),
+    Unsubscribe(String),
+}
+
+/// The shared subscriber. The connection opens on the first waiter, subscribes to a channel
+/// while at least one waiter waits on it, and reconnects (resubscribing) after failures.
+#[derive(Debug, Clone)]
+pub(crate) struct Subscriber {
+    channels: Channels,
+    requests: mpsc::UnboundedSender<Request>,
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("waiters", &self.waiters)
+            .finish()
+    }
+}
+
+impl Subscriber {
+    /// Starts the subscriber task; it ends when every clone of this handle is dropped.
+    pub(crate) fn start(client: Client, timeout: Duration) -> Self {
+        let channels: Channels = Arc::default();
+        let (requests, receiver) = mpsc::unbounded_channel();
+        let task = Task {
+            client,
+            timeout,
+            channels: Arc::clone(&channels),
+            connection: None,
+            retry_at: None,
+            failures: 0,
+        };
+        tokio::spawn(task.run(receiver));
+        Self { channels, requests }
+    }
+
+    /// Registers a waiter on `channel`, subscribing if it is the first, and waits up to
+    /// `timeout` for the subscription to be confirmed.
+    pub(crate) async fn subscribe(&self, channel: &str, timeout: Duration) -> Subscription {
+        let mut receiver = {
+            let mut channels = lock(&self.channels);
+            let entry = channels.entry(channel.to_owned()).or_insert_with(|| Entry {
+                waiters: 0,
+                state: watch::Sender::new(Wake::default()),
+            });
+            entry.waiters += 1;
+            if entry.waiters == 1 {
+                let _ = self.requests.send(Request::Subscribe(channel.to_owned()));
+            }
+            entry.state.subscribe()
+        };
+        let start = *receiver.borrow_and_update();
+        if !start.live {
+            let confirmed =
+                receiver.wait_for(|wake| wake.live || wake.generation != start.generation);
+            let _ = tokio::time::timeout(timeout, confirmed).await;
+        }
+        receiver.mark_unchanged();
+        Subscription {
+            subscriber: self.clone(),
+            channel: channel.to_owned(),
+            receiver,
+        }
+    }
+}
+
+/// One waiter's registration; unregisters (and unsubscribes if last) on drop.
+#[derive(Debug)]
+pub(crate) struct Subscription {
+    subscriber: Subscriber,
+    channel: String,
+    receiver: watch::Receiver<Wake>,
+}
+
+impl Subscription {
+    /// Whether the server confirmed the subscription and the connection is up.
+    pub(crate) fn live(&self) -> bool {
+        self.receiver.borrow().live
+    }
+
+    /// Waits for the next wake-up (a release, or a change of the connection's health).
+    pub(crate) async fn changed(&mut self) {
+        if self.receiver.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let mut channels = lock(&self.subscriber.channels);
+        let Some(entry) = channels.get_mut(&self.channel) else {
+            return;
+        };
+        entry.waiters -= 1;
+        if entry.waiters == 0 {
+            channels.remove(&self.channel);
+            let _ = self
+                .subscriber
+                .requests
+                .send(Request::Unsubscribe(self.channel.clone()));
+        }
+    }
+}
+
+fn lock(channels: &Channels) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+    channels.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The task that owns the pub/sub connection.
+struct Task {
+    client: Client,
+    timeout: Duration,
+    channels: Channels,
+    connection: Option<(PubSubSink, PubSubStream)>,
+    retry_at: Option<Instant>,
+    failures: u32,
+}
+
+impl Task {
+    async fn run(mut self, mut requests: mpsc::UnboundedReceiver<Request>) {
+        loop {
+            let retry_at = self.retry_at;
+            tokio::select! {
+                request = requests.recv() => match request {
+                    None => return,
+                    Some(Request::Subscribe(channel)) => self.subscribe(&channel).await,
+                    Some(Request::Unsubscribe(channel)) => self.unsubscribe(&channel).await,
+                },
+                message = next_message(&mut self.connection) => match message {
+                    Some(channel) => self.wake(&channel, true),
+                    None => self.failed(),
+                },
+                () = sleep_until(retry_at) => {
+                    self.retry_at = None;
+                    self.resubscribe_all().await;
+                }
+            }
+        }
+    }
+
+    /// Opens the connection if needed and subscribes to every channel that has waiters.
+    async fn resubscribe_all(&mut self) {
+        let channels: Vec<String> = lock(&self.channels).keys().cloned().collect();
+        if channels.is_empty() {
+            return;
+        }
+        if self.ensure_connected().await {
+            for channel in channels {
+                self.subscribe(&channel).await;
+            }
+        }
+    }
+
+    async fn ensure_connected(&mut self) -> bool {
+        if self.connection.is_some() {
+            return true;
+        }
+        let connecting = self.client.get_async_pubsub();
+        match tokio::time::timeout(self.timeout, connecting).await {
+            Ok(Ok(pubsub)) => {
+                self.connection = Some(pubsub.split());
+                true
+            }
+            Ok(Err(error)) => {
+                tracing::debug!(%error, "cannot open the pub/sub connection; waiters poll");
+                self.failed();
+                false
+            }
+            Err(_) => {
+                self.failed();
+                false
+            }
+        }
+    }
+
+    async fn subscribe(&mut self, channel: &str) {
+        if !lock(&self.channels).contains_key(channel) || !self.ensure_connected().await {
+            return;
+        }
+        let Some((sink, _)) = self.connection.as_mut() else {
+            return;
+        };
+        match tokio::time::timeout(self.timeout, sink.subscribe(channel)).await {
+            Ok(Ok(())) => {
+                self.failures = 0;
+                self.wake(channel, true);
+            }
+            _ => self.failed(),
+        }
+    }
+
+    async fn unsubscribe(&mut self, channel: &str) {
+        if lock(&self.channels).contains_key(channel) {
+            return; // a new waiter came meanwhile: stay subscribed
+        }
+        let Some((sink, _)) = self.connection.as_mut() else {
+            return;
+        };
+        if !matches!(
+            tokio::time::timeout(self.timeout, sink.unsubscribe(channel)).await,
+            Ok(Ok(()))
+        ) {
+            self.failed();
+        }
+    }
+
+    /// Moves one channel's counter, waking its waiters.
+    fn wake(&self, channel: &str, live: bool) {
+        if let Some(entry) = lock(&self.channels).get(channel) {
+            entry.state.send_modify(|wake| {
+                wake.generation += 1;
+                wake.live = live;
+            });
+        }
+    }
+
+    /// The connection failed: drop it, tell every waiter to poll, and schedule a reconnect.
+    fn failed(&mut self) {
+        self.connection = None;
+        for entry in lock(&self.channels).values() {
+            entry.state.send_modify(|wake| {
+                wake.generation += 1;
+                wake.live = false;
+            });
+        }
+        self.failures = self.failures.saturating_add(1);
+        let delay = Duration::from_millis(50 * u64::from(self.failures.min(20)));
+        self.retry_at = Some(Instant::now() + delay);
+    }
+}
+
+/// The channel of the next message, or `None` when the connection ended. Pending forever while
+/// there is no connection.
+async fn next_message(connection: &mut Option<(PubSubSink, PubSubStream)>) -> Option<String> {
+    match connection {
+        Some((_, stream)) => stream
+            .next()
+            .await
+            .map(|message| message.get_channel_name().to_owned()),
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

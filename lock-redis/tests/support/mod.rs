@@ -1,0 +1,34 @@
+//! Shared test helpers: one Redis server per test binary, direct commands.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::sync::OnceLock;
+
+use lock_testkit::servers::{RedisServer, external_url};
+
+static SERVER: OnceLock<Option<String>> = OnceLock::new();
+static OWNED: OnceLock<Option<RedisServer>> = OnceLock::new();
+
+/// The URL of the shared Redis for this test binary (`LOCK_TEST_REDIS_URL` or a spawned one);
+/// `None` skips.
+pub fn redis_url() -> Option<String> {
+    SERVER
+        .get_or_init(|| {
+            external_url("REDIS").or_else(|| {
+                OWNED
+                    .get_or_init(|| lock_testkit::require(RedisServer::start()))
+                    .as_ref()
+                    .map(RedisServer::url)
+            })
+        })
+        .clone()
+}
+
+/// A plain multiplexed connection to `url`, for commands issued behind the lock's back.
+pub async fn raw(url: &str) -> lock_redis::redis::aio::MultiplexedConnection {
+    lock_redis::redis::Client::open(url)
+        .expect("valid url")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("raw connection")
+}
