@@ -1,0 +1,53 @@
+//! Conversion of ZooKeeper client errors into distlock errors, and request time limits.
+
+use std::future::Future;
+use std::time::Duration;
+
+use lock_core::{Error, ErrorKind, Result};
+use zookeeper_client as zk;
+
+/// The backend name in error context.
+pub(crate) const BACKEND: &str = "zookeeper";
+
+/// Converts a client error from `operation`: no connection or no session is `Unavailable`,
+/// everything else `Backend`.
+pub(crate) fn convert(error: zk::Error, operation: &'static str) -> Error {
+    let (kind, message) = match &error {
+        zk::Error::ConnectionLoss
+        | zk::Error::Timeout
+        | zk::Error::NoHosts
+        | zk::Error::SessionExpired
+        | zk::Error::SessionMoved
+        | zk::Error::ClientClosed => (
+            ErrorKind::Unavailable,
+            "no ZooKeeper session: the ensemble is unreachable or the session ended",
+        ),
+        zk::Error::NoAuth | zk::Error::AuthFailed | zk::Error::InvalidAcl => (
+            ErrorKind::Backend,
+            "ZooKeeper refused the request: check the digest credentials and the acl option",
+        ),
+        _ => (ErrorKind::Backend, "ZooKeeper request failed"),
+    };
+    Error::new(kind, message)
+        .with_backend(BACKEND)
+        .with_operation(operation)
+        .with_source(error)
+}
+
+/// Runs one request with a time limit: `Err` is `Unavailable` (too slow) or the converted error
+/// of an unexpected kind; the inner result keeps the errors the caller handles itself.
+pub(crate) async fn within<T>(
+    limit: Duration,
+    operation: &'static str,
+    request: impl Future<Output = Result<T, zk::Error>>,
+) -> Result<Result<T, zk::Error>> {
+    match tokio::time::timeout(limit, request).await {
+        Ok(result) => Ok(result),
+        Err(_) => Err(Error::new(
+            ErrorKind::Unavailable,
+            format!("ZooKeeper did not answer within {limit:?}"),
+        )
+        .with_backend(BACKEND)
+        .with_operation(operation)),
+    }
+}

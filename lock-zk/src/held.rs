@@ -1,0 +1,109 @@
+//! A hold: our lock node, watched so that its deletion or the session's end fires the lost signal.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::{CancellationToken, HeldLock, Result, async_trait};
+use zookeeper_client::{self as zk, EventType};
+
+use crate::errors::{convert, within};
+use crate::session::Session;
+
+/// The backend's side of a [`LockGuard`](lock_core::LockGuard): the path of our lock node.
+#[derive(Debug)]
+pub(crate) struct ZkHeld {
+    session: Arc<Session>,
+    path: String,
+    /// Fired first thing in `release`, so our own delete never looks like a loss.
+    released: CancellationToken,
+}
+
+impl ZkHeld {
+    /// Starts watching the node at `path` and returns the hold with its lost signal.
+    pub(crate) fn start(session: Arc<Session>, path: String) -> (Arc<Self>, CancellationToken) {
+        let (released, lost) = (CancellationToken::new(), CancellationToken::new());
+        tokio::spawn(watch_node(
+            Arc::clone(&session),
+            path.clone(),
+            released.clone(),
+            lost.clone(),
+        ));
+        (
+            Arc::new(Self {
+                session,
+                path,
+                released,
+            }),
+            lost,
+        )
+    }
+}
+
+#[async_trait]
+impl HeldLock for ZkHeld {
+    async fn release(&self) -> Result<bool> {
+        self.released.cancel();
+        let limit = self.session.config().operation_timeout();
+        let client = self.session.client();
+        let mut retried = false;
+        loop {
+            if self.session.is_ended() {
+                // The session's end deleted the node: the hold ended before this release.
+                return Ok(false);
+            }
+            match within(limit, "release", client.delete(&self.path, None)).await? {
+                Ok(()) => return Ok(true),
+                // After an ambiguous first attempt, a missing node means that attempt deleted it.
+                Err(zk::Error::NoNode) => return Ok(retried),
+                Err(zk::Error::ConnectionLoss) if !retried => retried = true,
+                Err(_) if self.session.is_ended() => return Ok(false),
+                Err(error) => return Err(convert(error, "release")),
+            }
+        }
+    }
+
+    fn is_suspended(&self) -> bool {
+        self.session.is_suspended()
+    }
+}
+
+/// Fires `lost` when the node at `path` is deleted or the session ends, unless released first.
+async fn watch_node(
+    session: Arc<Session>,
+    path: String,
+    released: CancellationToken,
+    lost: CancellationToken,
+) {
+    let fire = || {
+        if !released.is_cancelled() {
+            tracing::warn!(%path, "lock node deleted or session ended: the hold is lost");
+            lost.cancel();
+        }
+    };
+    loop {
+        let watched = tokio::select! {
+            biased;
+            () = released.cancelled() => return,
+            () = session.ended().cancelled() => return fire(),
+            watched = session.client().get_and_watch_data(&path) => watched,
+        };
+        let watcher = match watched {
+            Ok((_, _, watcher)) => watcher,
+            Err(zk::Error::NoNode) => return fire(),
+            Err(_) if session.is_ended() => return fire(),
+            Err(_) => {
+                // Connection trouble: the hold is suspended, not lost; look again shortly.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        tokio::select! {
+            biased;
+            () = released.cancelled() => return,
+            () = session.ended().cancelled() => return fire(),
+            event = watcher.changed() => if event.event_type == EventType::NodeDeleted {
+                return fire();
+            },
+        }
+    }
+}

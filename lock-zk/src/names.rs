@@ -1,0 +1,118 @@
+//! Lock names to znode names: reversible, collision-free escaping.
+//!
+//! A lock name becomes ONE path component below the root, so `jobs/nightly` is the node
+//! `<root>/jobs%2Fnightly`, never a nested path. `%` and everything ZooKeeper rejects or treats
+//! specially in a component (`/`, control and non-characters, the components `.` and `..`) are
+//! percent-encoded byte by byte; `zookeeper` (reserved at `/`) becomes `%7Aookeeper`. Every other
+//! character stays as it is, so plain names read the same in ZooKeeper (and to Curator).
+
+use lock_core::LockName;
+
+/// The node name for `name`. Injective: distinct lock names give distinct node names.
+pub(crate) fn node_name(name: &LockName) -> String {
+    let name = name.as_str();
+    match name {
+        "." => return "%2E".to_owned(),
+        ".." => return "%2E%2E".to_owned(),
+        "zookeeper" => return "%7Aookeeper".to_owned(),
+        _ => {}
+    }
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if needs_escape(c) {
+            let mut buffer = [0u8; 4];
+            for byte in c.encode_utf8(&mut buffer).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Characters ZooKeeper's path validation rejects, plus `/` and our escape character. ZooKeeper
+/// checks UTF-16 units, so characters beyond U+FFFF (emoji), whose surrogates fall in its
+/// rejected U+D800..U+F8FF range, are escaped too.
+fn needs_escape(c: char) -> bool {
+    matches!(c, '%' | '/')
+        || c.is_control()
+        || matches!(c, '\u{7F}'..='\u{9F}' | '\u{E000}'..='\u{F8FF}' | '\u{FFF0}'..)
+}
+
+/// The lock name a node name came from (the inverse of [`node_name`]).
+#[cfg(test)]
+fn lock_name(node: &str) -> Option<String> {
+    let bytes = node.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%' {
+            out.push(u8::from_str_radix(node.get(index + 1..index + 3)?, 16).ok()?);
+            index += 3;
+        } else {
+            out.push(bytes[index]);
+            index += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str) -> String {
+        node_name(&LockName::new(name).expect("valid name"))
+    }
+
+    #[test]
+    fn plain_names_stay_readable() {
+        assert_eq!(node("orders-42"), "orders-42");
+        assert_eq!(node("ロック"), "ロック");
+        assert_eq!(node("{tag}"), "{tag}");
+    }
+
+    #[test]
+    fn slashes_dots_percent_and_reserved_names_are_escaped() {
+        assert_eq!(node("a/b"), "a%2Fb");
+        assert_eq!(node("a%2Fb"), "a%252Fb");
+        assert_eq!(node("."), "%2E");
+        assert_eq!(node(".."), "%2E%2E");
+        assert_eq!(node("..."), "...");
+        assert_eq!(node("zookeeper"), "%7Aookeeper");
+        assert_eq!(node("\u{E000}"), "%EE%80%80");
+        assert_eq!(node("🔒"), "%F0%9F%94%92");
+    }
+
+    #[test]
+    fn escaping_is_reversible_and_collision_free() {
+        let names = [
+            "a/b",
+            "a%2Fb",
+            "a_b",
+            "a b",
+            "A B",
+            ".",
+            "..",
+            "%2E",
+            "zookeeper",
+            "%7Aookeeper",
+            "x\u{FFF0}",
+            "/",
+            "//",
+            "%",
+            "%%",
+        ];
+        let mut seen = std::collections::HashSet::new();
+        for name in names {
+            let encoded = node(name);
+            assert!(!encoded.contains('/') && encoded != "." && encoded != "..");
+            assert_eq!(lock_name(&encoded).as_deref(), Some(name), "{encoded}");
+            assert!(
+                seen.insert(encoded.clone()),
+                "{name:?} collides as {encoded:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! Lock node names, Curator-compatible: `_c_<uuid>-lock-<sequence>`.
+
+/// What Curator's InterProcessMutex puts before the sequence number.
+pub(crate) const LOCK_MARKER: &str = "lock-";
+
+/// A fresh protected-create prefix, `_c_<uuid>-`: unique to one acquisition, so after a
+/// connection loss during create the node can be found again by it.
+pub(crate) fn protected_prefix() -> String {
+    format!("_c_{}-", uuid::Uuid::new_v4())
+}
+
+/// One lock node among a lock parent's children.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Contender {
+    pub(crate) node: String,
+    pub(crate) sequence: i64,
+}
+
+/// The lock nodes among `children`, lowest sequence (the holder) first. Children that are not
+/// lock nodes (no `lock-<digits>` suffix) are ignored, as Curator ignores them.
+pub(crate) fn contenders(children: Vec<String>) -> Vec<Contender> {
+    let mut contenders: Vec<Contender> = children
+        .into_iter()
+        .filter_map(|node| {
+            let (_, digits) = node.rsplit_once(LOCK_MARKER)?;
+            let valid = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+            let sequence = digits.parse().ok().filter(|_| valid)?;
+            Some(Contender { node, sequence })
+        })
+        .collect();
+    contenders.sort_by_key(|contender| contender.sequence);
+    contenders
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorts_by_sequence_and_ignores_other_children() {
+        let children = vec![
+            "_c_b-lock-0000000003".to_owned(),
+            "not-a-lock".to_owned(),
+            "_c_a-lock-0000000001".to_owned(),
+            "lock-0000000002".to_owned(),
+            "_c_c-lock-12x".to_owned(),
+        ];
+        let order: Vec<i64> = contenders(children).iter().map(|c| c.sequence).collect();
+        assert_eq!(order, [1, 2, 3]);
+    }
+
+    #[test]
+    fn prefixes_are_unique_and_curator_shaped() {
+        let (a, b) = (protected_prefix(), protected_prefix());
+        assert_ne!(a, b);
+        assert!(
+            a.starts_with("_c_") && a.ends_with('-') && a.len() == 3 + 36 + 1,
+            "{a}"
+        );
+    }
+}

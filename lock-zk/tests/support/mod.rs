@@ -1,0 +1,101 @@
+//! What the ZooKeeper test binaries share: the server, a conformance target, node inspection.
+#![allow(dead_code, unreachable_pub)] // each test binary uses a different part
+
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use lock_core::{DistributedLock, LockName, Result, async_trait};
+use lock_testkit::ConformanceTarget;
+use lock_testkit::servers::{ZkServer, external_url};
+use lock_zk::{ZkConfig, ZkLock};
+
+/// One standalone server per test binary, with `tick`; `None` (a loud skip) without ZooKeeper.
+pub fn server_url(tick: Duration) -> Option<String> {
+    static SERVER: OnceLock<Option<(String, Option<ZkServer>)>> = OnceLock::new();
+    SERVER
+        .get_or_init(|| {
+            if let Some(url) = external_url("ZOOKEEPER") {
+                return Some((url, None));
+            }
+            let server = lock_testkit::require(ZkServer::start_with_tick(tick))?;
+            Some((server.url(), Some(server)))
+        })
+        .as_ref()
+        .map(|(url, _)| url.clone())
+}
+
+/// The server's client port, when this binary spawned it (four-letter words need it).
+pub fn server_port(url: &str) -> u16 {
+    let hosts = url.trim_start_matches("zk://");
+    let first = hosts.split([',', '/', '?']).next().unwrap_or_default();
+    first
+        .rsplit_once(':')
+        .and_then(|(_, port)| port.parse().ok())
+        .expect("URL has a port")
+}
+
+/// A service with its own session.
+pub async fn connect(url: &str) -> ZkLock {
+    let config = ZkConfig::from_url(url).expect("valid URL");
+    ZkLock::connect(config).await.expect("connect to ZooKeeper")
+}
+
+/// The lock nodes under `name`'s parent, lowest sequence first.
+pub async fn lock_nodes(admin: &ZkLock, name: &LockName) -> Vec<String> {
+    let client = admin.client().await.expect("admin client");
+    let parent = admin.lock_path(name);
+    let mut children = match client.list_children(&parent).await {
+        Ok(children) => children,
+        Err(lock_zk::zookeeper_client::Error::NoNode) => Vec::new(),
+        Err(error) => panic!("list {parent}: {error}"),
+    };
+    children.retain(|child| child.contains("lock-"));
+    children.sort_by_key(|child| child.rsplit_once("lock-").map(|(_, seq)| seq.to_owned()));
+    children
+        .into_iter()
+        .map(|child| format!("{parent}/{child}"))
+        .collect()
+}
+
+/// The conformance target: every client its own session; `sever` deletes the holder's node.
+#[derive(Debug)]
+pub struct ZkTarget {
+    pub url: String,
+}
+
+#[async_trait]
+impl ConformanceTarget for ZkTarget {
+    async fn client(&self) -> Result<Arc<dyn DistributedLock>> {
+        lock_zk::connect(&self.url).await
+    }
+
+    async fn sever(&self, name: &LockName) -> Result<()> {
+        let admin = connect(&self.url).await;
+        let holder = lock_nodes(&admin, name).await;
+        let holder = holder.first().expect("a holder node to sever");
+        let client = admin.client().await?;
+        client
+            .delete(holder, None)
+            .await
+            .expect("delete the holder's node");
+        Ok(())
+    }
+
+    async fn unreachable_client(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Option<Result<Arc<dyn DistributedLock>>> {
+        let config = ZkConfig::builder(addr.to_string())
+            .connect_timeout(timeout)
+            .operation_timeout(timeout)
+            .build()
+            .expect("valid config");
+        Some(
+            ZkLock::connect(config)
+                .await
+                .map(|lock| Arc::new(lock) as Arc<dyn DistributedLock>),
+        )
+    }
+}
