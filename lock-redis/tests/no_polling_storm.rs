@@ -1,0 +1,101 @@
+//! While 32 clients wait on a held lock, the server sees a few commands per waiter, not a
+//! polling storm (counted from `INFO commandstats` on a server of its own).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use lock_core::DistributedLockExt;
+use lock_testkit::servers::RedisServer;
+
+/// `cmdstat_<name>:calls=N,...` lines of `INFO commandstats`.
+fn command_calls(server: &RedisServer) -> BTreeMap<String, u64> {
+    let info = server
+        .command("INFO commandstats")
+        .expect("INFO commandstats");
+    info.lines()
+        .filter_map(|line| {
+            let (name, rest) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = rest
+                .strip_prefix("calls=")?
+                .split(',')
+                .next()?
+                .parse()
+                .ok()?;
+            Some((name.to_owned(), calls))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn thirty_two_waiters_cost_a_few_commands_each() {
+    const WAITERS: u64 = 32;
+    /// First try, SUBSCRIBE, second try, the try when the wait ends, UNSUBSCRIBE, and one
+    /// spare; a 1 ms poller would send about 2000.
+    const BOUND_PER_WAITER: u64 = 6;
+    let Some(server) = lock_testkit::require(RedisServer::start()) else {
+        return;
+    };
+    let url = server.url();
+    let holder = lock_redis::connect(&url).await.expect("connect holder");
+    let held = holder
+        .try_acquire("storm")
+        .await
+        .expect("try")
+        .expect("free");
+    let mut clients = Vec::new();
+    for _ in 0..WAITERS {
+        clients.push(lock_redis::connect(&url).await.expect("connect waiter"));
+    }
+    server
+        .command("CONFIG RESETSTAT")
+        .expect("CONFIG RESETSTAT");
+    let wait = Duration::from_secs(2);
+    let waiters: Vec<_> = clients
+        .into_iter()
+        .map(|client| {
+            tokio::spawn(async move { client.acquire_timeout("storm", wait).await.map(drop) })
+        })
+        .collect();
+    for waiter in waiters {
+        let error = waiter
+            .await
+            .expect("waiter task")
+            .expect_err("granted a held lock");
+        assert_eq!(error.kind(), lock_core::ErrorKind::Timeout, "{error}");
+    }
+    let calls = command_calls(&server);
+    let count = |name: &str| calls.get(name).copied().unwrap_or(0);
+    // commandstats also counts the commands a script runs (the held path's SET and PTTL);
+    // every such SET must pair with a script run, or something polled with plain commands.
+    let in_scripts = count("set") + count("pttl");
+    assert!(
+        count("set") <= count("evalsha"),
+        "plain SETs were sent: {calls:?}"
+    );
+    let sent: u64 = calls
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "info" | "config|resetstat"))
+        .map(|(_, calls)| calls)
+        .sum::<u64>()
+        - in_scripts;
+    eprintln!(
+        "commands sent while {WAITERS} clients waited {wait:?}: {sent} ({:.1} per waiter); \
+         with the script-internal ones: {}; {calls:?}",
+        sent as f64 / WAITERS as f64,
+        sent + in_scripts
+    );
+    assert!(
+        sent <= WAITERS * BOUND_PER_WAITER,
+        "{sent} commands for {WAITERS} waiters over {wait:?} (bound {}): {calls:?}",
+        WAITERS * BOUND_PER_WAITER
+    );
+    assert!(
+        count("evalsha") >= WAITERS,
+        "the waiters did not try: {calls:?}"
+    );
+    assert!(
+        count("subscribe") <= WAITERS,
+        "a waiter subscribed more than once: {calls:?}"
+    );
+    held.release().await.expect("release");
+}
