@@ -1,0 +1,166 @@
+//! The statements, per dialect, behind one enum.
+
+#[cfg(feature = "mysql")]
+mod mysql;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+use std::time::Duration;
+
+use lock_core::Result;
+use sqlx::pool::PoolConnection;
+use sqlx::{AssertSqlSafe, Database, SqlSafeStr, SqlStr};
+
+use crate::config::Config;
+use crate::error::SqlError;
+use crate::{Dialect, TableName};
+
+/// A random 128-bit owner token, new for every acquisition attempt.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Owner([u8; 16]);
+
+impl Owner {
+    pub(crate) fn random() -> Self {
+        Self(rand::random::<u128>().to_be_bytes())
+    }
+
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}", u128::from_be_bytes(self.0))
+    }
+}
+
+/// What one acquire statement found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Attempt {
+    /// The row is ours, with this fencing token.
+    Granted(u64),
+    /// Another owner holds a live lease, ending in `remaining` when the statement could tell.
+    Held(Option<Duration>),
+    /// The database rolled the statement back because of contention (deadlock, busy file):
+    /// nothing changed; try again soon.
+    Contended,
+}
+
+/// One database pool and its prepared statement texts.
+#[derive(Debug)]
+pub(crate) enum Db {
+    #[cfg(feature = "postgres")]
+    Postgres(Box<postgres::PgDb>),
+    #[cfg(feature = "mysql")]
+    MySql(mysql::MyDb),
+    #[cfg(feature = "sqlite")]
+    Sqlite(sqlite::LiteDb),
+}
+
+/// Calls the same method on whichever dialect `$db` is.
+macro_rules! dispatch {
+    ($db:expr, $inner:ident => $call:expr) => {
+        match $db {
+            #[cfg(feature = "postgres")]
+            Db::Postgres($inner) => $call,
+            #[cfg(feature = "mysql")]
+            Db::MySql($inner) => $call,
+            #[cfg(feature = "sqlite")]
+            Db::Sqlite($inner) => $call,
+        }
+    };
+}
+
+impl Db {
+    /// Builds the pool (connecting lazily) for validated settings. Needs a tokio runtime.
+    #[allow(unreachable_code, unused_variables)]
+    pub(crate) fn new(config: &Config) -> Result<Self> {
+        Ok(match config.dialect {
+            #[cfg(feature = "postgres")]
+            Dialect::Postgres => Db::Postgres(Box::new(postgres::PgDb::new(config)?)),
+            #[cfg(feature = "mysql")]
+            Dialect::MySql => Db::MySql(mysql::MyDb::new(config)?),
+            #[cfg(feature = "sqlite")]
+            Dialect::Sqlite => Db::Sqlite(sqlite::LiteDb::new(config)?),
+            #[allow(unreachable_patterns)]
+            other => {
+                return Err(lock_core::Error::invalid_input(format!(
+                    "lock-sql was built without the `{}` feature",
+                    other.feature()
+                )));
+            }
+        })
+    }
+
+    pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
+        dispatch!(self, db => db.ensure_schema().await)
+    }
+
+    pub(crate) async fn acquire(
+        &self,
+        name: &str,
+        owner: Owner,
+        lease: Duration,
+    ) -> Result<Attempt, SqlError> {
+        dispatch!(self, db => db.acquire(name, owner, lease).await)
+    }
+
+    pub(crate) async fn release(&self, name: &str, owner: Owner) -> Result<bool, SqlError> {
+        dispatch!(self, db => db.release(name, owner).await)
+    }
+
+    pub(crate) async fn renew(
+        &self,
+        name: &str,
+        owner: Owner,
+        lease: Duration,
+    ) -> Result<bool, SqlError> {
+        dispatch!(self, db => db.renew(name, owner, lease).await)
+    }
+
+    pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {
+        dispatch!(self, db => db.sever(name).await)
+    }
+}
+
+/// A statement text with the (validated) table name and, for SQLite, the clock filled in.
+pub(crate) fn statement(template: &str, table: &TableName, now: &str) -> SqlStr {
+    let text = template
+        .replace("{table}", table.as_str())
+        .replace("{now}", now);
+    // The only text spliced in is a validated identifier and a constant expression.
+    AssertSqlSafe(text).into_sql_str()
+}
+
+/// Closes a connection whose statement timed out: it may still be busy, or the server silent.
+pub(crate) fn settle<DB: Database, T>(
+    conn: &mut PoolConnection<DB>,
+    result: Result<T, SqlError>,
+) -> Result<T, SqlError> {
+    if matches!(result, Err(SqlError::TimedOut(_))) {
+        conn.close_on_drop();
+    }
+    result
+}
+
+/// A duration in whole units of `unit`, saturating.
+pub(crate) fn whole(duration: Duration, unit: Duration) -> i64 {
+    i64::try_from(duration.as_nanos() / unit.as_nanos()).unwrap_or(i64::MAX)
+}
+
+/// A fencing counter read from the database, which stores it signed.
+pub(crate) fn fence(value: i64) -> Result<u64, SqlError> {
+    u64::try_from(value).map_err(|_| {
+        SqlError::Sqlx(sqlx::Error::Decode(
+            format!("negative fencing counter {value} in the lock table").into(),
+        ))
+    })
+}
+
+/// A remaining lease read from the database; `None` when the row is gone.
+pub(crate) fn remaining(value: Option<i64>, unit: Duration) -> Option<Duration> {
+    value.map(|units| unit * u32::try_from(units.max(0)).unwrap_or(u32::MAX))
+}

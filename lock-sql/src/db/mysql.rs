@@ -1,0 +1,146 @@
+//! MySQL and MariaDB: `INSERT ... ON DUPLICATE KEY UPDATE` with conditional assignments, then a
+//! read of the row on the same connection.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use lock_core::Result;
+use sqlx::Row;
+use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError, MySqlPool, MySqlPoolOptions};
+
+use super::{Attempt, Owner, fence, remaining, settle, statement, whole};
+use crate::config::Config;
+use crate::error::{SqlError, invalid_url, timed};
+
+const MICROSECOND: Duration = Duration::from_micros(1);
+
+/// Error numbers of statements rolled back by contention: deadlock, lock wait timeout.
+const CONTENDED: [u16; 2] = [1213, 1205];
+
+/// A MySQL or MariaDB pool and its statements.
+#[derive(Debug)]
+pub(crate) struct MyDb {
+    pool: MySqlPool,
+    timeout: Duration,
+    sql: Statements,
+}
+
+#[derive(Debug)]
+struct Statements {
+    schema: sqlx::SqlStr,
+    acquire: sqlx::SqlStr,
+    peek: sqlx::SqlStr,
+    release: sqlx::SqlStr,
+    renew: sqlx::SqlStr,
+    sever: sqlx::SqlStr,
+}
+
+impl MyDb {
+    pub(crate) fn new(config: &Config) -> Result<Self> {
+        let options =
+            MySqlConnectOptions::from_str(&config.url).map_err(|e| invalid_url("MySQL", e))?;
+        let pool = MySqlPoolOptions::new()
+            .max_connections(config.pool_size)
+            .acquire_timeout(config.connect_timeout)
+            .connect_lazy_with(options);
+        let table = &config.table;
+        let sql = Statements {
+            schema: statement(include_str!("../../sql/mysql/schema.sql"), table, ""),
+            acquire: statement(include_str!("../../sql/mysql/acquire.sql"), table, ""),
+            peek: statement(include_str!("../../sql/mysql/peek.sql"), table, ""),
+            release: statement(include_str!("../../sql/mysql/release.sql"), table, ""),
+            renew: statement(include_str!("../../sql/mysql/renew.sql"), table, ""),
+            sever: statement(include_str!("../../sql/mysql/sever.sql"), table, ""),
+        };
+        Ok(Self {
+            pool,
+            timeout: config.operation_timeout,
+            sql,
+        })
+    }
+
+    pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query(self.sql.schema.clone());
+        let result = timed(self.timeout, query.execute(&mut *conn)).await;
+        settle(&mut conn, result).map(drop)
+    }
+
+    /// The upsert, then a read of the row on the same connection. The read is exact for the
+    /// grant: `fence` changes only together with `owner`, and `owner` is our fresh random token
+    /// until our lease ends, so "owner is ours" means "this fence is ours".
+    pub(crate) async fn acquire(
+        &self,
+        name: &str,
+        owner: Owner,
+        lease: Duration,
+    ) -> Result<Attempt, SqlError> {
+        let (name, token, micros) = (name.as_bytes(), owner.as_bytes(), whole(lease, MICROSECOND));
+        let mut conn = self.pool.acquire().await?;
+        let upsert = sqlx::query(self.sql.acquire.clone())
+            .bind(name)
+            .bind(token)
+            .bind(micros)
+            .bind(token)
+            .bind(token)
+            .bind(token)
+            .bind(micros);
+        let result = timed(self.timeout, upsert.execute(&mut *conn)).await;
+        match settle(&mut conn, result) {
+            Err(SqlError::Sqlx(error)) if contended(&error) => return Ok(Attempt::Contended),
+            other => {
+                other?;
+            }
+        }
+        let peek = sqlx::query(self.sql.peek.clone()).bind(name);
+        let result = timed(self.timeout, peek.fetch_optional(&mut *conn)).await;
+        let Some(row) = settle(&mut conn, result)? else {
+            // Deleted by hand between the two statements: nothing to wait for.
+            return Ok(Attempt::Held(Some(Duration::ZERO)));
+        };
+        let holder: Option<Vec<u8>> = row.try_get("owner")?;
+        if holder.as_deref() == Some(token) {
+            return Ok(Attempt::Granted(fence(row.try_get("fence")?)?));
+        }
+        let left: Option<i64> = row.try_get("remaining_us")?;
+        Ok(Attempt::Held(remaining(left, MICROSECOND)))
+    }
+
+    pub(crate) async fn release(&self, name: &str, owner: Owner) -> Result<bool, SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query(self.sql.release.clone())
+            .bind(name.as_bytes())
+            .bind(owner.as_bytes());
+        let result = timed(self.timeout, query.execute(&mut *conn)).await;
+        Ok(settle(&mut conn, result)?.rows_affected() == 1)
+    }
+
+    pub(crate) async fn renew(
+        &self,
+        name: &str,
+        owner: Owner,
+        lease: Duration,
+    ) -> Result<bool, SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query(self.sql.renew.clone())
+            .bind(whole(lease, MICROSECOND))
+            .bind(name.as_bytes())
+            .bind(owner.as_bytes());
+        let result = timed(self.timeout, query.execute(&mut *conn)).await;
+        Ok(settle(&mut conn, result)?.rows_affected() == 1)
+    }
+
+    pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query(self.sql.sever.clone()).bind(name.as_bytes());
+        let result = timed(self.timeout, query.execute(&mut *conn)).await;
+        Ok(settle(&mut conn, result)?.rows_affected() > 0)
+    }
+}
+
+fn contended(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .and_then(|error| error.try_downcast_ref::<MySqlDatabaseError>())
+        .is_some_and(|error| CONTENDED.contains(&error.number()))
+}

@@ -1,0 +1,153 @@
+//! PostgreSQL: `INSERT ... ON CONFLICT DO UPDATE ... WHERE ... RETURNING`, `pg_notify` on release.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use lock_core::Result;
+use sqlx::Row;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+
+use super::{Attempt, Owner, fence, remaining, settle, statement, whole};
+use crate::config::Config;
+use crate::error::{SqlError, invalid_url, timed};
+
+const MICROSECOND: Duration = Duration::from_micros(1);
+
+/// SQLSTATEs of statements rolled back by contention: serialization failure, deadlock, lock
+/// not available.
+const CONTENDED: [&str; 3] = ["40001", "40P01", "55P03"];
+
+/// A PostgreSQL pool and its statements.
+#[derive(Debug)]
+pub(crate) struct PgDb {
+    pool: PgPool,
+    options: PgConnectOptions,
+    channel: String,
+    connect_timeout: Duration,
+    timeout: Duration,
+    sql: Statements,
+}
+
+#[derive(Debug)]
+struct Statements {
+    schema: sqlx::SqlStr,
+    acquire: sqlx::SqlStr,
+    release: sqlx::SqlStr,
+    renew: sqlx::SqlStr,
+    sever: sqlx::SqlStr,
+}
+
+impl PgDb {
+    pub(crate) fn new(config: &Config) -> Result<Self> {
+        let options =
+            PgConnectOptions::from_str(&config.url).map_err(|e| invalid_url("PostgreSQL", e))?;
+        let pool = PgPoolOptions::new()
+            .max_connections(config.pool_size)
+            .acquire_timeout(config.connect_timeout)
+            .connect_lazy_with(options.clone());
+        let table = &config.table;
+        let sql = Statements {
+            schema: statement(include_str!("../../sql/postgres/schema.sql"), table, ""),
+            acquire: statement(include_str!("../../sql/postgres/acquire.sql"), table, ""),
+            release: statement(include_str!("../../sql/postgres/release.sql"), table, ""),
+            renew: statement(include_str!("../../sql/postgres/renew.sql"), table, ""),
+            sever: statement(include_str!("../../sql/postgres/sever.sql"), table, ""),
+        };
+        Ok(Self {
+            pool,
+            options,
+            channel: table.as_str().to_owned(),
+            connect_timeout: config.connect_timeout,
+            timeout: config.operation_timeout,
+            sql,
+        })
+    }
+
+    /// What the notification listener needs: how to connect, the channel, the connect timeout.
+    pub(crate) fn listener_source(&self) -> (PgConnectOptions, String, Duration) {
+        (
+            self.options.clone(),
+            self.channel.clone(),
+            self.connect_timeout,
+        )
+    }
+
+    pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
+        // Concurrent `CREATE TABLE IF NOT EXISTS` can fail on PostgreSQL's catalog unique
+        // index; the table exists after that, so a retry succeeds.
+        let mut tries = 0;
+        loop {
+            let mut conn = self.pool.acquire().await?;
+            let query = sqlx::query(self.sql.schema.clone());
+            let result = timed(self.timeout, query.execute(&mut *conn)).await;
+            match settle(&mut conn, result) {
+                Ok(_) => return Ok(()),
+                Err(SqlError::Sqlx(sqlx::Error::Database(_))) if tries < 3 => tries += 1,
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    pub(crate) async fn acquire(
+        &self,
+        name: &str,
+        owner: Owner,
+        lease: Duration,
+    ) -> Result<Attempt, SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query(self.sql.acquire.clone())
+            .bind(name)
+            .bind(owner.as_bytes())
+            .bind(whole(lease, MICROSECOND));
+        let result = timed(self.timeout, query.fetch_one(&mut *conn)).await;
+        let row = match settle(&mut conn, result) {
+            Err(SqlError::Sqlx(error)) if contended(&error) => return Ok(Attempt::Contended),
+            other => other?,
+        };
+        let granted: Option<i64> = row.try_get("fence")?;
+        let left: Option<i64> = row.try_get("remaining_us")?;
+        Ok(match granted {
+            Some(value) => Attempt::Granted(fence(value)?),
+            None => Attempt::Held(remaining(left, MICROSECOND)),
+        })
+    }
+
+    pub(crate) async fn release(&self, name: &str, owner: Owner) -> Result<bool, SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query(self.sql.release.clone())
+            .bind(name)
+            .bind(owner.as_bytes())
+            .bind(self.channel.as_str());
+        let result = timed(self.timeout, query.fetch_optional(&mut *conn)).await;
+        Ok(settle(&mut conn, result)?.is_some())
+    }
+
+    pub(crate) async fn renew(
+        &self,
+        name: &str,
+        owner: Owner,
+        lease: Duration,
+    ) -> Result<bool, SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query(self.sql.renew.clone())
+            .bind(name)
+            .bind(owner.as_bytes())
+            .bind(whole(lease, MICROSECOND));
+        let result = timed(self.timeout, query.execute(&mut *conn)).await;
+        Ok(settle(&mut conn, result)?.rows_affected() == 1)
+    }
+
+    pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query(self.sql.sever.clone()).bind(name);
+        let result = timed(self.timeout, query.execute(&mut *conn)).await;
+        Ok(settle(&mut conn, result)?.rows_affected() > 0)
+    }
+}
+
+fn contended(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .and_then(|error| error.code())
+        .is_some_and(|code| CONTENDED.contains(&code.as_ref()))
+}

@@ -1,0 +1,155 @@
+//! SQLite: `INSERT ... ON CONFLICT DO UPDATE ... WHERE ... RETURNING` on a WAL-mode file that
+//! several processes share, with a busy timeout.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use lock_core::Result;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+use super::{Attempt, Owner, fence, remaining, settle, statement, whole};
+use crate::config::{Config, is_sqlite_memory};
+use crate::error::{SqlError, invalid_url, timed};
+
+const MILLISECOND: Duration = Duration::from_millis(1);
+
+/// The database clock: milliseconds since 1970, fixed for the duration of one statement.
+const NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+
+/// Primary result codes of statements refused by contention: `SQLITE_BUSY`, `SQLITE_LOCKED`.
+const CONTENDED: [i64; 2] = [5, 6];
+
+/// A SQLite pool and its statements.
+#[derive(Debug)]
+pub(crate) struct LiteDb {
+    pool: SqlitePool,
+    timeout: Duration,
+    sql: Statements,
+}
+
+#[derive(Debug)]
+struct Statements {
+    schema: sqlx::SqlStr,
+    acquire: sqlx::SqlStr,
+    peek: sqlx::SqlStr,
+    release: sqlx::SqlStr,
+    renew: sqlx::SqlStr,
+    sever: sqlx::SqlStr,
+}
+
+impl LiteDb {
+    pub(crate) fn new(config: &Config) -> Result<Self> {
+        let memory = is_sqlite_memory(&config.url);
+        let mut options = SqliteConnectOptions::from_str(&config.url)
+            .map_err(|e| invalid_url("SQLite", e))?
+            .busy_timeout(config.operation_timeout.mul_f64(0.8));
+        if !memory {
+            // WAL lets readers and the one writer of a file shared by processes proceed
+            // together; NORMAL sync is durable across process crashes, which is what a lock
+            // table needs.
+            options = options
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal);
+        }
+        let pool = SqlitePoolOptions::new()
+            .max_connections(config.pool_size)
+            .acquire_timeout(config.connect_timeout);
+        // An in-memory database lives as long as its one connection: never let it go.
+        let pool = if memory {
+            pool.idle_timeout(None).max_lifetime(None)
+        } else {
+            pool
+        };
+        let table = &config.table;
+        let sql = Statements {
+            schema: statement(include_str!("../../sql/sqlite/schema.sql"), table, NOW_MS),
+            acquire: statement(include_str!("../../sql/sqlite/acquire.sql"), table, NOW_MS),
+            peek: statement(include_str!("../../sql/sqlite/peek.sql"), table, NOW_MS),
+            release: statement(include_str!("../../sql/sqlite/release.sql"), table, NOW_MS),
+            renew: statement(include_str!("../../sql/sqlite/renew.sql"), table, NOW_MS),
+            sever: statement(include_str!("../../sql/sqlite/sever.sql"), table, NOW_MS),
+        };
+        Ok(Self {
+            pool: pool.connect_lazy_with(options),
+            timeout: config.operation_timeout,
+            sql,
+        })
+    }
+
+    pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query(self.sql.schema.clone());
+        let result = timed(self.timeout, query.execute(&mut *conn)).await;
+        settle(&mut conn, result).map(drop)
+    }
+
+    pub(crate) async fn acquire(
+        &self,
+        name: &str,
+        owner: Owner,
+        lease: Duration,
+    ) -> Result<Attempt, SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query_scalar::<_, i64>(self.sql.acquire.clone())
+            .bind(name)
+            .bind(owner.as_bytes())
+            .bind(whole(lease, MILLISECOND));
+        let result = timed(self.timeout, query.fetch_optional(&mut *conn)).await;
+        match settle(&mut conn, result) {
+            Err(SqlError::Sqlx(error)) if contended(&error) => Ok(Attempt::Contended),
+            Err(error) => Err(error),
+            Ok(Some(granted)) => Ok(Attempt::Granted(fence(granted)?)),
+            Ok(None) => {
+                let peek = sqlx::query_scalar::<_, i64>(self.sql.peek.clone()).bind(name);
+                let result = timed(self.timeout, peek.fetch_optional(&mut *conn)).await;
+                match settle(&mut conn, result) {
+                    Ok(left) => Ok(Attempt::Held(remaining(left.or(Some(0)), MILLISECOND))),
+                    Err(SqlError::Sqlx(error)) if contended(&error) => Ok(Attempt::Held(None)),
+                    Err(error) => Err(error),
+                }
+            }
+        }
+    }
+
+    pub(crate) async fn release(&self, name: &str, owner: Owner) -> Result<bool, SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query(self.sql.release.clone())
+            .bind(name)
+            .bind(owner.as_bytes());
+        let result = timed(self.timeout, query.execute(&mut *conn)).await;
+        Ok(settle(&mut conn, result)?.rows_affected() == 1)
+    }
+
+    pub(crate) async fn renew(
+        &self,
+        name: &str,
+        owner: Owner,
+        lease: Duration,
+    ) -> Result<bool, SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query(self.sql.renew.clone())
+            .bind(name)
+            .bind(owner.as_bytes())
+            .bind(whole(lease, MILLISECOND));
+        let result = timed(self.timeout, query.execute(&mut *conn)).await;
+        Ok(settle(&mut conn, result)?.rows_affected() == 1)
+    }
+
+    pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query(self.sql.sever.clone()).bind(name);
+        let result = timed(self.timeout, query.execute(&mut *conn)).await;
+        Ok(settle(&mut conn, result)?.rows_affected() > 0)
+    }
+}
+
+fn contended(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .and_then(|error| error.code())
+        .and_then(|code| code.parse::<i64>().ok())
+        .is_some_and(|code| CONTENDED.contains(&(code & 0xff)))
+}

@@ -1,0 +1,105 @@
+//! Failures inside the crate, and their conversion into distlock's [`Error`] at the boundary.
+
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+
+use lock_core::{Error, ErrorKind};
+
+/// A statement that failed: the driver's error, or no answer within the operation timeout.
+#[derive(Debug)]
+pub(crate) enum SqlError {
+    /// sqlx reported an error (connection, protocol or database).
+    Sqlx(sqlx::Error),
+    /// The statement did not complete within the operation timeout.
+    TimedOut(Duration),
+}
+
+impl From<sqlx::Error> for SqlError {
+    fn from(error: sqlx::Error) -> Self {
+        SqlError::Sqlx(error)
+    }
+}
+
+impl fmt::Display for SqlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SqlError::Sqlx(error) => fmt::Display::fmt(error, f),
+            SqlError::TimedOut(timeout) => {
+                write!(f, "the database did not answer within {timeout:?}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SqlError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SqlError::Sqlx(error) => Some(error),
+            SqlError::TimedOut(_) => None,
+        }
+    }
+}
+
+impl SqlError {
+    /// Converts into distlock's error for `operation` on `backend`: unreachable or silent
+    /// servers are [`ErrorKind::Unavailable`], bad configuration [`ErrorKind::InvalidInput`],
+    /// everything else [`ErrorKind::Backend`].
+    pub(crate) fn into_error(self, backend: &'static str, operation: &'static str) -> Error {
+        let (kind, message) = match &self {
+            SqlError::TimedOut(timeout) => (
+                ErrorKind::Unavailable,
+                format!("no answer from the database within the operation timeout {timeout:?}"),
+            ),
+            SqlError::Sqlx(error) => classify(error),
+        };
+        Error::new(kind, message)
+            .with_backend(backend)
+            .with_operation(operation)
+            .with_source(self)
+    }
+}
+
+fn classify(error: &sqlx::Error) -> (ErrorKind, String) {
+    use sqlx::Error as E;
+    match error {
+        E::PoolTimedOut => (
+            ErrorKind::Unavailable,
+            "no database connection within the connect timeout (server unreachable, silent, or \
+             every pooled connection busy: see the pool sizing rule)"
+                .to_owned(),
+        ),
+        E::PoolClosed => (
+            ErrorKind::Unavailable,
+            "the connection pool is closed".to_owned(),
+        ),
+        E::Io(_) | E::Tls(_) | E::WorkerCrashed => (
+            ErrorKind::Unavailable,
+            "the database connection failed".to_owned(),
+        ),
+        E::Configuration(_) => (
+            ErrorKind::InvalidInput,
+            "invalid database configuration".to_owned(),
+        ),
+        _ => (
+            ErrorKind::Backend,
+            "the database reported an error".to_owned(),
+        ),
+    }
+}
+
+/// Runs `statement`, giving up with [`SqlError::TimedOut`] after `timeout`.
+pub(crate) async fn timed<T>(
+    timeout: Duration,
+    statement: impl Future<Output = Result<T, sqlx::Error>>,
+) -> Result<T, SqlError> {
+    match tokio::time::timeout(timeout, statement).await {
+        Ok(result) => result.map_err(SqlError::Sqlx),
+        Err(_elapsed) => Err(SqlError::TimedOut(timeout)),
+    }
+}
+
+/// The error for an invalid connection URL; the URL is left out because it may hold a password.
+pub(crate) fn invalid_url(dialect: &str, error: sqlx::Error) -> Error {
+    Error::invalid_input(format!("invalid {dialect} connection URL: {error}"))
+}

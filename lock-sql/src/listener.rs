@@ -1,0 +1,92 @@
+//! The PostgreSQL release listener: one connection per lock service that `LISTEN`s on the
+//! table's channel and fans notifications out to waiters.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use lock_core::Backoff;
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
+use tokio::sync::broadcast;
+
+use crate::wakeups::Wake;
+
+/// Runs until dropped; see [`Listener::run`].
+pub(crate) struct Listener {
+    pub(crate) options: PgConnectOptions,
+    pub(crate) channel: String,
+    pub(crate) timeout: Duration,
+    pub(crate) sender: broadcast::Sender<Wake>,
+    pub(crate) listening: Arc<AtomicBool>,
+}
+
+impl Listener {
+    /// Listens forever: (re)connects with backoff, forwards each notification's payload (the
+    /// lock name) to waiters, and wakes every waiter after a reconnect, since notifications
+    /// sent while disconnected are lost.
+    pub(crate) async fn run(self) {
+        // A pool of its own, so the listening connection never takes a slot of the main pool.
+        let pool: PgPool = PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(self.timeout)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_lazy_with(self.options.clone());
+        let backoff = Backoff::exponential(Duration::from_millis(50), Duration::from_secs(5))
+            .unwrap_or_default();
+        let mut failures = 0;
+        loop {
+            match self.subscribe(&pool).await {
+                Ok(mut listener) => {
+                    failures = 0;
+                    self.set_listening(true);
+                    self.forward(&mut listener).await;
+                }
+                Err(error) => tracing::debug!(%error, "release listener cannot connect"),
+            }
+            self.set_listening(false);
+            tokio::time::sleep(backoff.delay(failures)).await;
+            failures = failures.saturating_add(1);
+        }
+    }
+
+    async fn subscribe(&self, pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+        let connect = async {
+            let mut listener = PgListener::connect_with(pool).await?;
+            listener.listen(&self.channel).await?;
+            Ok(listener)
+        };
+        match tokio::time::timeout(self.timeout * 2, connect).await {
+            Ok(result) => result,
+            Err(_elapsed) => Err(sqlx::Error::PoolTimedOut),
+        }
+    }
+
+    /// Forwards notifications until the connection fails for good.
+    async fn forward(&self, listener: &mut PgListener) {
+        loop {
+            match listener.try_recv().await {
+                Ok(Some(notification)) => {
+                    let name = Arc::from(notification.payload());
+                    let _no_waiters = self.sender.send(Wake::Released(name));
+                }
+                // Reconnected: notifications may have been missed meanwhile.
+                Ok(None) => {
+                    let _no_waiters = self.sender.send(Wake::Everyone);
+                }
+                Err(error) => {
+                    tracing::debug!(%error, "release listener lost its connection");
+                    return;
+                }
+            }
+        }
+    }
+
+    fn set_listening(&self, listening: bool) {
+        let was = self.listening.swap(listening, Ordering::AcqRel);
+        if listening && !was {
+            // Releases before the LISTEN took effect were not seen: everyone re-checks.
+            let _no_waiters = self.sender.send(Wake::Everyone);
+        }
+    }
+}

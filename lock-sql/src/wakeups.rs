@@ -1,0 +1,121 @@
+//! Waking waiters: PostgreSQL notifications through one shared listener per lock service, or
+//! releases made in this process for the polling dialects.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::time::{Instant, sleep_until};
+#[cfg(feature = "postgres")]
+use tokio_util::sync::CancellationToken;
+use tokio_util::sync::DropGuard;
+
+/// Capacity of the wake-up channel; a waiter that falls further behind just re-checks.
+const CAPACITY: usize = 1024;
+
+/// Something that may have freed a lock.
+#[derive(Clone, Debug)]
+pub(crate) enum Wake {
+    /// The named lock was released.
+    Released(Arc<str>),
+    /// Releases may have been missed (the listener reconnected): every waiter re-checks.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Everyone,
+}
+
+/// The wake-up hub of one lock service.
+#[derive(Debug)]
+pub(crate) struct Wakeups {
+    sender: broadcast::Sender<Wake>,
+    /// Whether a listener is subscribed to the server's release notifications right now.
+    listening: Arc<AtomicBool>,
+    /// Stops the listener task when the lock service goes away.
+    _stop: Option<DropGuard>,
+}
+
+impl Wakeups {
+    /// Wake-ups from releases made through this lock service only (polling dialects).
+    pub(crate) fn local() -> Self {
+        Self {
+            sender: broadcast::channel(CAPACITY).0,
+            listening: Arc::new(AtomicBool::new(false)),
+            _stop: None,
+        }
+    }
+
+    /// Wake-ups from PostgreSQL notifications, received by one background listener.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn postgres(db: &crate::db::postgres::PgDb) -> Self {
+        let sender = broadcast::channel(CAPACITY).0;
+        let listening = Arc::new(AtomicBool::new(false));
+        let stop = CancellationToken::new();
+        let (options, channel, timeout) = db.listener_source();
+        let listener = crate::listener::Listener {
+            options,
+            channel,
+            timeout,
+            sender: sender.clone(),
+            listening: Arc::clone(&listening),
+        };
+        let token = stop.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = token.cancelled() => {}
+                () = listener.run() => {}
+            }
+        });
+        Self {
+            sender,
+            listening,
+            _stop: Some(stop.drop_guard()),
+        }
+    }
+
+    /// Whether the server currently pushes release notifications to this service.
+    pub(crate) fn server_side(&self) -> bool {
+        self.listening.load(Ordering::Acquire)
+    }
+
+    /// Tells this service's waiters that `name` was released here, unless the server's
+    /// notification will tell them anyway.
+    pub(crate) fn released(&self, name: &str) {
+        if self.server_side() {
+            return;
+        }
+        let _no_waiters = self.sender.send(Wake::Released(Arc::from(name)));
+    }
+
+    /// A waiter that sees every wake-up from now on. Subscribe before the acquire attempt, so a
+    /// release between the attempt and the wait is not missed.
+    pub(crate) fn subscribe(&self) -> Waiter {
+        Waiter {
+            receiver: self.sender.subscribe(),
+        }
+    }
+}
+
+/// One waiter's view of the wake-ups.
+#[derive(Debug)]
+pub(crate) struct Waiter {
+    receiver: broadcast::Receiver<Wake>,
+}
+
+impl Waiter {
+    /// Waits until a wake-up that concerns `name` arrives, or `until`, whichever is first.
+    pub(crate) async fn wait(&mut self, name: &str, until: Instant) {
+        loop {
+            tokio::select! {
+                () = sleep_until(until) => return,
+                wake = self.receiver.recv() => match wake {
+                    Ok(Wake::Released(released)) if &*released != name => {}
+                    Ok(_) | Err(RecvError::Lagged(_)) => return,
+                    Err(RecvError::Closed) => {
+                        sleep_until(until).await;
+                        return;
+                    }
+                },
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The conformance suite and the SQL cases on a real PostgreSQL server, plus LISTEN/NOTIFY
+//! waiting and a holder process killed with SIGKILL.
+
+mod support;
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use lock_core::{AcquireOptions, Backoff, DistributedLockExt};
+use lock_sql::SqlLock;
+use lock_testkit::holder::Holder;
+use lock_testkit::servers::{PostgresServer, external_url};
+use lock_testkit::{ConformanceTarget, require, scaled_ms};
+use support::{SqlTarget, cases, unique};
+use tokio::time::Instant;
+
+/// One server for the whole test binary (or `LOCK_TEST_POSTGRES_URL`); `None` skips.
+fn url() -> Option<String> {
+    static SERVER: OnceLock<Option<(Option<PostgresServer>, String)>> = OnceLock::new();
+    let server = SERVER.get_or_init(|| match external_url("POSTGRES") {
+        Some(url) => Some((None, url)),
+        None => require(PostgresServer::start()).map(|server| {
+            let url = server.url();
+            (Some(server), url)
+        }),
+    });
+    server.as_ref().map(|(_, url)| url.clone())
+}
+
+async fn postgres() -> Option<Arc<dyn ConformanceTarget>> {
+    url().map(SqlTarget::shared)
+}
+
+fn target() -> Option<SqlTarget> {
+    url().map(SqlTarget::plain)
+}
+
+lock_testkit::conformance_tests!(postgres());
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn stale_holder_cannot_release_or_extend() {
+    let Some(target) = target() else { return };
+    cases::stale_holder_cannot_release_or_extend(&target).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn small_pool_serves_more_holders_than_connections() {
+    let Some(target) = target() else { return };
+    cases::small_pool_serves_more_holders_than_connections(&target).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn wait_is_bounded_by_the_remaining_lease() {
+    let Some(target) = target() else { return };
+    cases::wait_is_bounded_by_the_remaining_lease(&target).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fencing_survives_reconnects_and_severs() {
+    let Some(target) = target() else { return };
+    cases::fencing_survives_reconnects_and_severs(&target).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn table_option_separates_locks() {
+    let Some(target) = target() else { return };
+    cases::table_option_separates_locks(&target).await;
+}
+
+/// Ten waiters on one service share one listening connection, and a release wakes them at
+/// once although their backoff alone would sleep 30 s and the holder's lease has 30 s left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn notify_wakes_waiters_through_one_listener() {
+    let Some(url) = url() else { return };
+    let app = format!("notify_{:08x}", rand::random::<u32>());
+    let lock = SqlLock::connect(&format!("{url}?application_name={app}"))
+        .await
+        .expect("connect");
+    let holder = SqlLock::connect(&url).await.expect("connect");
+    let names: Vec<_> = (0..10).map(|i| unique(&format!("notify/{i}"))).collect();
+    let mut held = Vec::new();
+    for name in &names {
+        held.push(
+            holder
+                .acquire_timeout(name, scaled_ms(5000))
+                .await
+                .expect("hold"),
+        );
+    }
+    let slow = AcquireOptions::builder()
+        .wait(scaled_ms(20_000))
+        .backoff(
+            Backoff::exponential(Duration::from_secs(30), Duration::from_secs(30))
+                .expect("backoff"),
+        )
+        .build()
+        .expect("options");
+    let waiters: Vec<_> = names
+        .iter()
+        .map(|name| {
+            let (lock, name, slow) = (lock.clone(), name.clone(), slow.clone());
+            tokio::spawn(async move {
+                let guard = lock.acquire_with_options(&name, &slow).await.expect("wait");
+                (Instant::now(), guard.expect("waiter gave up"))
+            })
+        })
+        .collect();
+    tokio::time::sleep(scaled_ms(1000)).await;
+    let listeners: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'LISTEN%'",
+    )
+    .bind(&app)
+    .fetch_one(&sqlx::PgPool::connect(&url).await.expect("admin pool"))
+    .await
+    .expect("count listeners");
+    assert_eq!(
+        listeners, 1,
+        "expected one listening connection for ten waiters"
+    );
+    let released_at = Instant::now();
+    for guard in held {
+        guard.release().await.expect("release");
+    }
+    for waiter in waiters {
+        let (acquired_at, guard) = waiter.await.expect("waiter task");
+        let handoff = acquired_at - released_at;
+        assert!(
+            handoff < scaled_ms(1500),
+            "woken {handoff:?} after the release"
+        );
+        guard.release().await.expect("release");
+    }
+}
+
+/// A holder process killed with SIGKILL: another process acquires within the lease plus 1 s,
+/// with a larger fencing token.
+#[test]
+fn killed_holder_process_is_replaced_after_its_lease() {
+    let Some(url) = url() else { return };
+    let name = format!("crash/{:016x}", rand::random::<u64>());
+    let lease = Duration::from_millis(2000);
+    let mut crashed = Holder::acquire(&url, &name, Some(lease), scaled_ms(10_000));
+    crashed.kill();
+    let killed_at = std::time::Instant::now();
+    let successor = Holder::acquire(&url, &name, Some(lease), lease + scaled_ms(5000));
+    let waited = killed_at.elapsed();
+    assert!(
+        waited <= lease + scaled_ms(1000),
+        "the successor waited {waited:?} after the crash; lease {lease:?}"
+    );
+    assert!(successor.fencing_token() > crashed.fencing_token());
+}

@@ -1,0 +1,155 @@
+//! The conformance suite and the SQL cases on a SQLite file, plus two processes contending on
+//! one file.
+
+mod support;
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use lock_core::{DistributedLockExt, ErrorKind};
+use lock_testkit::ConformanceTarget;
+use lock_testkit::holder::{finish_contender, start_contender};
+use support::{SqlTarget, cases};
+
+/// One database file for the whole test binary, in a directory removed when the process exits
+/// normally (statics are never dropped, so the path is kept in a leaked `TempDir`).
+fn db_path() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("locks.db");
+        std::mem::forget(dir);
+        path
+    })
+}
+
+fn url() -> String {
+    format!("sqlite://{}", db_path().display())
+}
+
+async fn sqlite() -> Option<Arc<dyn ConformanceTarget>> {
+    Some(SqlTarget::shared(url()))
+}
+
+lock_testkit::conformance_tests!(sqlite());
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn stale_holder_cannot_release_or_extend() {
+    cases::stale_holder_cannot_release_or_extend(&SqlTarget::plain(url())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn small_pool_serves_more_holders_than_connections() {
+    cases::small_pool_serves_more_holders_than_connections(&SqlTarget::plain(url())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn wait_is_bounded_by_the_remaining_lease() {
+    cases::wait_is_bounded_by_the_remaining_lease(&SqlTarget::plain(url())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fencing_survives_reconnects_and_severs() {
+    cases::fencing_survives_reconnects_and_severs(&SqlTarget::plain(url())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn table_option_separates_locks() {
+    cases::table_option_separates_locks(&SqlTarget::plain(url())).await;
+}
+
+/// Two `lock-holder` processes take one lock 200 times each on one SQLite file: no hold
+/// overlaps another (a marker file created exclusively inside each hold would collide), and
+/// fencing tokens rise in each process and never repeat across them.
+#[test]
+fn two_processes_on_one_file_never_overlap() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("shared.db").display());
+    let marker = dir.path().join("inside");
+    let children: Vec<_> = (0..2)
+        .map(|_| start_contender(&url, "cross-process", 200, &marker))
+        .collect();
+    let reports: Vec<_> = children.into_iter().map(finish_contender).collect();
+    let mut all: Vec<u64> = Vec::new();
+    for report in &reports {
+        assert_eq!(report.overlaps, 0, "holds overlapped: {report:?}");
+        assert_eq!(report.tokens.len(), 200);
+        assert!(
+            report.tokens.windows(2).all(|pair| pair[0] < pair[1]),
+            "tokens fell: {report:?}"
+        );
+        all.extend(&report.tokens);
+    }
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(
+        all.len(),
+        400,
+        "two processes were granted the same fencing token"
+    );
+}
+
+/// `sqlite::memory:` works, each service gets a private database, and a missing file is
+/// created.
+#[tokio::test]
+async fn memory_and_new_files_work() {
+    let memory = lock_sql::connect("sqlite::memory:").await.expect("memory");
+    let other = lock_sql::connect("sqlite::memory:").await.expect("memory");
+    let held = memory.try_acquire("job").await.expect("try").expect("free");
+    let elsewhere = other.try_acquire("job").await.expect("try");
+    assert!(
+        elsewhere.is_some(),
+        "two in-memory services share a database"
+    );
+    held.release().await.expect("release");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("fresh.db");
+    let lock = lock_sql::connect(&format!("sqlite://{}", file.display()))
+        .await
+        .expect("new file");
+    assert!(file.is_file(), "the database file was not created");
+    lock.try_acquire("job")
+        .await
+        .expect("try")
+        .expect("free")
+        .release()
+        .await
+        .expect("release");
+}
+
+/// Unknown schemes, bad parameters and a pool larger than one for `sqlite::memory:` fail with
+/// `InvalidInput` before any I/O.
+#[tokio::test]
+async fn bad_urls_are_invalid_input() {
+    for url in [
+        "oracle://h/db",
+        "sqlite:locks.db?lock_pool_size=zero",
+        "sqlite:locks.db?lock_unknown=1",
+        "sqlite::memory:?lock_pool_size=2",
+        "postgres://u:secret@127.0.0.1:1/db?lock_table=1bad",
+        "mysql://u@127.0.0.1:1/db?lock_connect_timeout_ms=0",
+    ] {
+        let error = lock_sql::connect(url).await.expect_err(url);
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{url}: {error}");
+        assert!(!error.to_string().contains("secret"), "{error}");
+    }
+}
+
+/// Debug output never shows the password.
+#[tokio::test]
+async fn debug_output_hides_passwords() {
+    let builder =
+        lock_sql::SqlLock::builder("postgres://user:hunter2@127.0.0.1:1/db?password=also");
+    let shown = format!("{builder:?}");
+    assert!(
+        !shown.contains("hunter2") && !shown.contains("also"),
+        "{shown}"
+    );
+    let lock = builder.connect_lazy().expect("lazy");
+    let shown = format!("{lock:?}");
+    assert!(
+        !shown.contains("hunter2") && !shown.contains("also"),
+        "{shown}"
+    );
+    assert!(shown.contains("user"), "{shown}");
+}

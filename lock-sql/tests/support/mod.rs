@@ -1,0 +1,77 @@
+//! What the SQL test binaries share: the conformance target and SQL-specific cases.
+#![allow(dead_code)]
+
+pub(crate) mod cases;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::{DistributedLock, LockName, Result};
+use lock_sql::{Dialect, SqlLock};
+use lock_testkit::ConformanceTarget;
+
+/// A SQL database as the conformance suite drives it: every client is a separate `SqlLock`
+/// with its own pool, as a separate process would have.
+#[derive(Debug)]
+pub(crate) struct SqlTarget {
+    pub(crate) url: String,
+    pub(crate) dialect: Dialect,
+}
+
+impl SqlTarget {
+    pub(crate) fn shared(url: impl Into<String>) -> Arc<dyn ConformanceTarget> {
+        Arc::new(Self::plain(url))
+    }
+
+    pub(crate) fn plain(url: impl Into<String>) -> Self {
+        let url = url.into();
+        let dialect = Dialect::from_url(&url).expect("SQL URL");
+        Self { url, dialect }
+    }
+
+    /// A new client, with its own pool.
+    pub(crate) async fn lock(&self) -> SqlLock {
+        SqlLock::connect(&self.url).await.expect("connect")
+    }
+
+    /// The URL of the same kind of server at `addr`.
+    fn url_at(&self, addr: SocketAddr) -> Option<String> {
+        match self.dialect {
+            Dialect::Postgres => Some(format!("postgres://postgres@{addr}/postgres")),
+            Dialect::MySql => Some(format!("mysql://root@{addr}/distlock")),
+            _ => None,
+        }
+    }
+}
+
+#[lock_core::async_trait]
+impl ConformanceTarget for SqlTarget {
+    async fn client(&self) -> Result<Arc<dyn DistributedLock>> {
+        Ok(Arc::new(SqlLock::connect(&self.url).await?))
+    }
+
+    async fn sever(&self, name: &LockName) -> Result<()> {
+        let admin = SqlLock::connect(&self.url).await?;
+        admin.sever(name).await.map(drop)
+    }
+
+    async fn unreachable_client(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Option<Result<Arc<dyn DistributedLock>>> {
+        let url = self.url_at(addr)?;
+        let connected = SqlLock::builder(&url)
+            .connect_timeout(timeout)
+            .operation_timeout(timeout)
+            .connect()
+            .await;
+        Some(connected.map(|lock| Arc::new(lock) as Arc<dyn DistributedLock>))
+    }
+}
+
+/// A lock name no other test or run uses.
+pub(crate) fn unique(case: &str) -> LockName {
+    LockName::new(format!("sql-test/{case}/{:016x}", rand::random::<u64>())).expect("valid name")
+}
