@@ -1,6 +1,9 @@
 //! What the ZooKeeper test binaries share: the server, a conformance target, node inspection.
 #![allow(dead_code, unreachable_pub)] // each test binary uses a different part
 
+pub mod curator;
+pub mod proxy;
+
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -23,6 +26,23 @@ pub fn server_url(tick: Duration) -> Option<String> {
         })
         .as_ref()
         .map(|(url, _)| url.clone())
+}
+
+/// A lock name no other test or run uses.
+pub fn unique(case: &str) -> LockName {
+    LockName::new(format!("lock-zk/{case}/{}", uuid::Uuid::new_v4())).expect("valid name")
+}
+
+/// Waits until `condition` holds, polling every 10 ms, or panics with `what` after `limit`.
+pub async fn eventually(limit: Duration, what: &str, condition: impl Fn() -> bool) {
+    let start = tokio::time::Instant::now();
+    while !condition() {
+        assert!(
+            start.elapsed() < limit,
+            "{what} did not happen within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// The server's client port, when this binary spawned it (four-letter words need it).
