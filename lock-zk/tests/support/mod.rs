@@ -45,6 +45,22 @@ pub async fn eventually(limit: Duration, what: &str, condition: impl Fn() -> boo
     }
 }
 
+/// Waits until the async `condition` holds, polling every 20 ms, or panics after `limit`.
+pub async fn eventually_async<F, Fut>(limit: Duration, what: &str, condition: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = tokio::time::Instant::now();
+    while !condition().await {
+        assert!(
+            start.elapsed() < limit,
+            "{what} did not happen within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// The server's client port, when this binary spawned it (four-letter words need it).
 pub fn server_port(url: &str) -> u16 {
     let hosts = url.trim_start_matches("zk://");
