@@ -20,7 +20,7 @@ const JARS: &[&str] = &[
 
 /// The compiled program and its classpath (the temp dir lives as long as this value).
 #[derive(Debug)]
-pub struct Curator {
+pub(crate) struct Curator {
     _dir: tempfile::TempDir,
     classpath: String,
 }
@@ -28,7 +28,7 @@ pub struct Curator {
 impl Curator {
     /// Compiles the program; `None` (a loud skip) when Java or Curator is missing and
     /// `LOCK_TEST_REQUIRE` is unset.
-    pub fn compile() -> Option<Self> {
+    pub(crate) fn compile() -> Option<Self> {
         let base = Path::new("/usr/share/java");
         let missing = ["java", "javac"]
             .into_iter()
@@ -70,7 +70,7 @@ impl Curator {
     }
 
     /// `java CuratorLock ARGS...` with piped stdin and stdout.
-    pub fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new("java");
         command
             .args(["-Xmx256m", "-cp"])
