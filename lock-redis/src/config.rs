@@ -21,6 +21,7 @@ pub struct RedisLockBuilder {
     pub(crate) command_timeout: Duration,
     pub(crate) replicas: Option<(usize, Duration)>,
     pub(crate) clock_drift_factor: f64,
+    pub(crate) waiter_ttl: Duration,
 }
 
 impl RedisLockBuilder {
@@ -28,6 +29,8 @@ impl RedisLockBuilder {
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
     /// The default key prefix.
     pub const DEFAULT_PREFIX: &'static str = "distlock";
+    /// The default time a queued waiter keeps its place without refreshing it.
+    pub const DEFAULT_WAITER_TTL: Duration = Duration::from_secs(6);
     /// The default Redlock clock drift factor (1% of the lease).
     pub const DEFAULT_DRIFT_FACTOR: f64 = 0.01;
 
@@ -46,6 +49,7 @@ impl RedisLockBuilder {
             command_timeout: Self::DEFAULT_TIMEOUT,
             replicas: None,
             clock_drift_factor: Self::DEFAULT_DRIFT_FACTOR,
+            waiter_ttl: Self::DEFAULT_WAITER_TTL,
         }
     }
 
@@ -87,6 +91,15 @@ impl RedisLockBuilder {
         self
     }
 
+    /// How long a waiter keeps its place in a lock's queue without refreshing it (waiters
+    /// refresh every third of it). A waiter that crashed while first in line delays the next
+    /// grant by at most this much.
+    #[must_use]
+    pub fn waiter_ttl(mut self, ttl: Duration) -> Self {
+        self.waiter_ttl = ttl;
+        self
+    }
+
     /// The Redlock clock drift factor: a grant is valid for `lease - elapsed - lease * factor -
     /// 2 ms`.
     #[must_use]
@@ -110,6 +123,12 @@ impl RedisLockBuilder {
             if timeout.is_zero() {
                 return Err(Error::invalid_input(format!("{what} must not be zero")));
             }
+        }
+        if self.waiter_ttl < Duration::from_millis(300) {
+            return Err(Error::invalid_input(format!(
+                "waiter ttl {:?} is below 300 ms: waiters could not refresh their place in time",
+                self.waiter_ttl
+            )));
         }
         if let Some((replicas, timeout)) = self.replicas {
             if replicas == 0 || timeout.is_zero() {
@@ -192,6 +211,7 @@ impl fmt::Debug for RedisLockBuilder {
             .field("command_timeout", &self.command_timeout)
             .field("replicas", &self.replicas)
             .field("clock_drift_factor", &self.clock_drift_factor)
+            .field("waiter_ttl", &self.waiter_ttl)
             .finish()
     }
 }
@@ -243,6 +263,7 @@ mod tests {
             base().command_timeout(Duration::ZERO),
             base().wait_for_replicas(0, Duration::from_millis(10)),
             base().clock_drift_factor(0.7),
+            base().waiter_ttl(Duration::from_millis(10)),
         ];
         for builder in cases {
             let error = builder.validate().expect_err("accepted");

@@ -2,7 +2,7 @@
 
 use lock_core::{Error, LockName, Result};
 
-/// The keys one lock name uses. All three share the hash tag `{PREFIX:NAME}`, so the scripts
+/// The keys one lock name uses. All of them share the hash tag `{PREFIX:NAME}`, so the scripts
 /// touch one Redis Cluster slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct LockKeys {
@@ -12,6 +12,10 @@ pub(crate) struct LockKeys {
     pub(crate) fence: String,
     /// `{PREFIX:NAME}:released`: the channel a release publishes on.
     pub(crate) channel: String,
+    /// `{PREFIX:NAME}:queue`: waiters' tokens by arrival time (a sorted set).
+    pub(crate) queue: String,
+    /// `{PREFIX:NAME}:queue:expiry`: when each queued waiter is dropped unless it refreshes.
+    pub(crate) queue_expiry: String,
 }
 
 impl LockKeys {
@@ -21,6 +25,8 @@ impl LockKeys {
         Self {
             fence: format!("{tag}:fence"),
             channel: format!("{tag}:released"),
+            queue: format!("{tag}:queue"),
+            queue_expiry: format!("{tag}:queue:expiry"),
             lock: tag,
         }
     }

@@ -161,39 +161,54 @@ impl Node {
         self.inner.connection.clone()
     }
 
-    /// Runs the acquire script: `SET NX PX` and, on success, the fence `INCR`.
+    /// Runs the acquire script: `SET NX PX` unless an earlier waiter is queued, and on success
+    /// the fence `INCR`. When not granted and `queue_ttl` is given, joins (or refreshes its
+    /// place in) the waiter queue for that long.
     pub(crate) async fn acquire(
         &self,
         keys: &LockKeys,
         token: &str,
         lease: Duration,
+        queue_ttl: Option<Duration>,
     ) -> Result<Attempt> {
         let mut connection = self.connection();
         let mut invocation = ACQUIRE.key(&keys.lock);
-        invocation.key(&keys.fence).arg(token).arg(millis(lease));
+        invocation
+            .key(&keys.fence)
+            .key(&keys.queue)
+            .key(&keys.queue_expiry)
+            .arg(token)
+            .arg(millis(lease))
+            .arg(u8::from(queue_ttl.is_some()))
+            .arg(queue_ttl.map_or(0, millis));
         let reply: (i64, i64) = self
             .run(Duration::ZERO, invocation.invoke_async(&mut connection))
             .await?;
         match reply {
             (1, fence) if fence > 0 => Ok(Attempt::Granted(fence as u64)),
-            (0, pttl) if pttl >= 0 => Ok(Attempt::Held(Some(Duration::from_millis(pttl as u64)))),
+            (0, wait) if wait >= 0 => Ok(Attempt::Held(Some(Duration::from_millis(wait as u64)))),
             (0, -1) => Ok(Attempt::Held(None)),
-            // -2: the key vanished between SET and PTTL, which one script cannot see; retry.
+            // -2: no key, yet not granted; cannot happen within one script. Retry soon.
             (0, _) => Ok(Attempt::Held(Some(Duration::ZERO))),
             _ => Err(unexpected_reply(&self.inner.server, "the acquire script")),
         }
     }
 
-    /// Runs the release script. `Some(receivers)` when the lock was ours and is deleted (with
-    /// how many subscriber connections the wake-up reached), `None` when it was not ours.
+    /// Runs the release script, which also takes `token` out of the waiter queue.
+    /// `Some(receivers)` when the lock was ours and is deleted (with how many subscriber
+    /// connections the wake-up reached), `None` when it was not ours.
     pub(crate) async fn release(&self, keys: &LockKeys, token: &str) -> Result<Option<u64>> {
         let mut connection = self.connection();
         let mut invocation = RELEASE.key(&keys.lock);
-        invocation.key(&keys.channel).arg(token);
-        let reply: i64 = self
+        invocation
+            .key(&keys.channel)
+            .key(&keys.queue)
+            .key(&keys.queue_expiry)
+            .arg(token);
+        let (ours, receivers): (i64, i64) = self
             .run(Duration::ZERO, invocation.invoke_async(&mut connection))
             .await?;
-        Ok(u64::try_from(reply).ok())
+        Ok((ours == 1).then(|| u64::try_from(receivers).unwrap_or(0)))
     }
 
     /// Runs the renew script: `true` when the lease was extended, `false` when not ours.

@@ -110,7 +110,12 @@ impl Redlock {
         let drift = self.drift(lease);
         let start = Instant::now();
         let cleanup = ArmedCleanup::arm(nodes, keys, &token);
-        let replies = join_all(nodes.iter().map(|node| node.acquire(keys, &token, lease))).await;
+        let replies = join_all(
+            nodes
+                .iter()
+                .map(|node| node.acquire(keys, &token, lease, None)),
+        )
+        .await;
         let (mut granted, mut longest_pttl, mut failures) =
             (Vec::new(), Some(Duration::ZERO), Vec::new());
         for (node, reply) in nodes.iter().zip(replies) {

@@ -32,6 +32,7 @@ struct Inner {
     subscriber: Subscriber,
     prefix: String,
     replicas: Option<(usize, Duration)>,
+    waiter_ttl: Duration,
 }
 
 impl RedisLock {
@@ -50,6 +51,7 @@ impl RedisLock {
                 subscriber,
                 prefix: config.key_prefix,
                 replicas: config.replicas,
+                waiter_ttl: config.waiter_ttl,
             }),
         })
     }
@@ -61,30 +63,19 @@ impl RedisLock {
         (keys.lock, keys.fence, keys.channel)
     }
 
-    /// Runs one acquire script; on a grant, waits for replicas and builds the guard.
-    async fn attempt(
+    /// After a grant: waits for replicas if asked to, then builds the guard.
+    async fn granted(
         &self,
         name: &LockName,
-        keys: &LockKeys,
+        held: SingleHeld,
+        fence: u64,
+        granted_at: Instant,
         options: &AcquireOptions,
-    ) -> Result<Result<LockGuard, Option<Duration>>> {
-        let node = &self.inner.node;
-        let token = new_token();
-        let granted_at = Instant::now();
-        let cleanup = ArmedCleanup::arm(std::slice::from_ref(node), keys, &token);
-        let fence = match node.acquire(keys, &token, options.lease).await? {
-            Attempt::Held(pttl) => {
-                cleanup.disarm();
-                return Ok(Err(pttl));
-            }
-            Attempt::Granted(fence) => fence,
-        };
+    ) -> Result<LockGuard> {
         if let Some((replicas, timeout)) = self.inner.replicas {
-            let acknowledged = node.wait_replicas(replicas, timeout).await?;
+            let acknowledged = held.node.wait_replicas(replicas, timeout).await?;
             if acknowledged < replicas as u64 {
-                let released = node.release(keys, &token).await;
-                cleanup.disarm();
-                let outcome = match released {
+                let outcome = match held.node.release(&held.keys, &held.token).await {
                     Ok(_) => "the lock was released",
                     Err(_) => "releasing it failed too, so its lease will end it",
                 };
@@ -98,17 +89,10 @@ impl RedisLock {
                 ));
             }
         }
-        let held = SingleHeld {
-            node: node.clone(),
-            keys: keys.clone(),
-            token,
-        };
-        let guard = LockGuard::builder(name.clone(), fence, Arc::new(held))
+        Ok(LockGuard::builder(name.clone(), fence, Arc::new(held))
             .backend(BACKEND)
             .lease(granted_at, options.lease, options.auto_renew)
-            .build();
-        cleanup.disarm();
-        Ok(Ok(guard))
+            .build())
     }
 
     async fn wait_loop(
@@ -116,22 +100,46 @@ impl RedisLock {
         name: &LockName,
         options: &AcquireOptions,
     ) -> Result<Option<LockGuard>> {
+        let node = &self.inner.node;
         let keys = LockKeys::new(&self.inner.prefix, name);
+        let token = new_token();
+        // Waiting acquisitions queue; a single try only checks that nobody queued first.
+        let queue_ttl = (options.wait != Some(Duration::ZERO)).then_some(self.inner.waiter_ttl);
         let deadline = options.wait.map(|wait| Instant::now() + wait);
+        // Armed for the whole acquisition: a dropped future leaves neither a lock nor a queue
+        // entry behind (the release script does both, and only for this token).
+        let cleanup = ArmedCleanup::arm(std::slice::from_ref(node), &keys, &token);
         let mut subscription: Option<Subscription> = None;
         let mut polls = 0;
         loop {
-            let pttl = match self.attempt(name, &keys, options).await? {
-                Ok(guard) => return Ok(Some(guard)),
-                Err(pttl) => pttl,
+            let granted_at = Instant::now();
+            let hint = match node
+                .acquire(&keys, &token, options.lease, queue_ttl)
+                .await?
+            {
+                Attempt::Held(hint) => hint,
+                Attempt::Granted(fence) => {
+                    let held = SingleHeld {
+                        node: node.clone(),
+                        keys: keys.clone(),
+                        token: token.clone(),
+                    };
+                    let guard = self.granted(name, held, fence, granted_at, options).await?;
+                    cleanup.disarm();
+                    return Ok(Some(guard));
+                }
             };
             let now = Instant::now();
             if deadline.is_some_and(|deadline| now >= deadline) {
+                if queue_ttl.is_some() {
+                    // Leave the queue now, so nobody waits for an entry that will not try.
+                    node.release(&keys, &token).await?;
+                }
+                cleanup.disarm();
                 return Ok(None);
             }
             let Some(subscription) = subscription.as_mut() else {
                 // Subscribe before the next try, so a release between them is not missed.
-                let node = &self.inner.node;
                 let registered = self
                     .inner
                     .subscriber
@@ -139,21 +147,31 @@ impl RedisLock {
                 subscription = Some(registered.await);
                 continue;
             };
-            // The fallback timer: the key's expiry covers crashed holders and lost messages.
-            let mut sleep = match pttl {
-                Some(pttl) => pttl + Duration::from_millis(1),
-                None => options.backoff.max(),
-            };
+            // The fallback timer: the key's expiry (crashed holders, lost messages, plain
+            // `SET NX` holders that never publish), and refreshing our place in the queue.
+            let mut sleep = hint.map_or(options.backoff.max(), |hint| {
+                hint + Duration::from_millis(1)
+            });
+            sleep = sleep.min(self.inner.waiter_ttl / 3);
             if !subscription.live() {
                 sleep = sleep.min(options.backoff.delay(polls));
                 polls += 1;
             }
+            let mut wake_at = now + sleep;
             if let Some(deadline) = deadline {
-                sleep = sleep.min(deadline - now);
+                wake_at = wake_at.min(deadline);
             }
-            tokio::select! {
-                () = subscription.changed() => {}
-                () = tokio::time::sleep(sleep) => {}
+            loop {
+                tokio::select! {
+                    wake = subscription.changed() => {
+                        // A release names the first queued waiter; the others sleep on.
+                        let next = wake.next.as_deref();
+                        if next.is_none_or(|next| next.is_empty() || next == token) {
+                            break;
+                        }
+                    }
+                    () = tokio::time::sleep_until(wake_at) => break,
+                }
             }
         }
     }
@@ -184,6 +202,7 @@ impl DistributedLock for RedisLock {
             .with_fencing()
             .with_lost_detection()
             .with_lease_renewal()
+            .with_fair_fifo()
             .with_server_side_wait()
     }
 }

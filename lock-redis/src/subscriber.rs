@@ -10,12 +10,16 @@ use redis::aio::{PubSubSink, PubSubStream};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-/// What a waiter sees of its channel: a counter that moves on every wake-up, and whether the
-/// subscription is confirmed (when it is not, the waiter falls back to polling).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What a waiter sees of its channel: a counter that moves on every wake-up, whether the
+/// subscription is confirmed (when it is not, the waiter falls back to polling), and whom the
+/// last release named as the next to try.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Wake {
     pub(crate) generation: u64,
     pub(crate) live: bool,
+    /// The token of the first queued waiter, from the last release message; `None` after a
+    /// subscription or connection change (everyone should try).
+    pub(crate) next: Option<Arc<str>>,
 }
 
 struct Entry {
@@ -78,7 +82,7 @@ impl Subscriber {
             }
             entry.state.subscribe()
         };
-        let start = *receiver.borrow_and_update();
+        let start = receiver.borrow_and_update().clone();
         if !start.live {
             let confirmed =
                 receiver.wait_for(|wake| wake.live || wake.generation != start.generation);
@@ -107,11 +111,13 @@ impl Subscription {
         self.receiver.borrow().live
     }
 
-    /// Waits for the next wake-up (a release, or a change of the connection's health).
-    pub(crate) async fn changed(&mut self) {
+    /// Waits for the next wake-up (a release, or a change of the connection's health) and
+    /// returns it.
+    pub(crate) async fn changed(&mut self) -> Wake {
         if self.receiver.changed().await.is_err() {
             std::future::pending::<()>().await;
         }
+        self.receiver.borrow_and_update().clone()
     }
 }
 
@@ -157,7 +163,7 @@ impl Task {
                     Some(Request::Unsubscribe(channel)) => self.unsubscribe(&channel).await,
                 },
                 message = next_message(&mut self.connection) => match message {
-                    Some(channel) => self.wake(&channel, true),
+                    Some((channel, next)) => self.wake(&channel, true, Some(next)),
                     None => self.failed(),
                 },
                 () = sleep_until(retry_at) => {
@@ -213,7 +219,7 @@ impl Task {
         match tokio::time::timeout(self.timeout, sink.subscribe(channel)).await {
             Ok(Ok(())) => {
                 self.failures = 0;
-                self.wake(channel, true);
+                self.wake(channel, true, None);
             }
             _ => self.failed(),
         }
@@ -235,11 +241,12 @@ impl Task {
     }
 
     /// Moves one channel's counter, waking its waiters.
-    fn wake(&self, channel: &str, live: bool) {
+    fn wake(&self, channel: &str, live: bool, next: Option<Arc<str>>) {
         if let Some(entry) = lock(&self.channels).get(channel) {
             entry.state.send_modify(|wake| {
                 wake.generation += 1;
                 wake.live = live;
+                wake.next = next;
             });
         }
     }
@@ -251,6 +258,7 @@ impl Task {
             entry.state.send_modify(|wake| {
                 wake.generation += 1;
                 wake.live = false;
+                wake.next = None;
             });
         }
         self.failures = self.failures.saturating_add(1);
@@ -259,14 +267,16 @@ impl Task {
     }
 }
 
-/// The channel of the next message, or `None` when the connection ended. Pending forever while
-/// there is no connection.
-async fn next_message(connection: &mut Option<(PubSubSink, PubSubStream)>) -> Option<String> {
+/// The channel and payload (the next waiter's token) of the next message, or `None` when the
+/// connection ended. Pending forever while there is no connection.
+async fn next_message(
+    connection: &mut Option<(PubSubSink, PubSubStream)>,
+) -> Option<(String, Arc<str>)> {
     match connection {
-        Some((_, stream)) => stream
-            .next()
-            .await
-            .map(|message| message.get_channel_name().to_owned()),
+        Some((_, stream)) => stream.next().await.map(|message| {
+            let next: String = message.get_payload().unwrap_or_default();
+            (message.get_channel_name().to_owned(), Arc::from(next))
+        }),
         None => std::future::pending().await,
     }
 }

@@ -1,8 +1,36 @@
--- Acquire: take the lock if it is free and hand out the next fencing token.
--- KEYS[1] lock key (holds only the owner's token), KEYS[2] fence counter (never expires).
--- ARGV[1] owner token, ARGV[2] lease in milliseconds.
--- Returns {1, fence} on a grant, {0, pttl} when held elsewhere (pttl -1: held without expiry).
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+-- Acquire: take the lock if it is free and no earlier waiter is queued for it; hand out the
+-- next fencing token. Waiters queue in arrival order, so a releaser re-acquiring at once or a
+-- lucky poller cannot starve them.
+-- KEYS[1] lock key (holds only the owner's token), KEYS[2] fence counter (never expires),
+-- KEYS[3] waiter queue (zset: token -> arrival time), KEYS[4] waiter expiries (zset: token ->
+-- time after which a waiter that stopped refreshing is dropped).
+-- ARGV[1] owner token, ARGV[2] lease ms, ARGV[3] 1 to join (or stay in) the queue when not
+-- granted, ARGV[4] how long a queued waiter stays without refreshing, ms.
+-- Returns {1, fence} on a grant; {0, ms} when not granted: the lock's PTTL (-1: no expiry), or,
+-- when the lock is free but another waiter is first, how long that waiter's entry may last.
+local now = redis.call('TIME')
+local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local now_ms = math.floor(now_us / 1000)
+local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now_ms)
+if #stale > 0 then
+  redis.call('ZREM', KEYS[3], unpack(stale))
+  redis.call('ZREM', KEYS[4], unpack(stale))
+end
+local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+if (not head or head == ARGV[1]) and
+    redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if head then
+    redis.call('ZREM', KEYS[3], ARGV[1])
+    redis.call('ZREM', KEYS[4], ARGV[1])
+  end
   return {1, redis.call('INCR', KEYS[2])}
 end
-return {0, redis.call('PTTL', KEYS[1])}
+if ARGV[3] == '1' then
+  redis.call('ZADD', KEYS[3], 'NX', now_us, ARGV[1])
+  redis.call('ZADD', KEYS[4], now_ms + tonumber(ARGV[4]), ARGV[1])
+end
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl == -2 and head then
+  return {0, math.max(0, tonumber(redis.call('ZSCORE', KEYS[4], head)) - now_ms)}
+end
+return {0, pttl}

@@ -1,9 +1,22 @@
--- Release: delete the lock only if it still holds our token, then wake the waiters.
--- KEYS[1] lock key, KEYS[2] wake-up channel. ARGV[1] owner token.
--- Returns -1 when the lock was not ours (nothing changed), otherwise the number of
--- subscriber connections the wake-up reached.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+-- Release (also: leave the waiter queue): delete the lock only if it holds our token, drop our
+-- queue entry, and when either freed the way for someone, publish the token of the first
+-- queued waiter ('' when none) so that waiter tries next.
+-- KEYS[1] lock key, KEYS[2] wake-up channel, KEYS[3] waiter queue, KEYS[4] waiter expiries.
+-- ARGV[1] owner token.
+-- Returns {1, receivers} when the lock was ours and is deleted, {0, 0} when it was not ours
+-- (nothing of anyone else's changed).
+local ours = redis.call('GET', KEYS[1]) == ARGV[1]
+if ours then
   redis.call('DEL', KEYS[1])
-  return redis.call('PUBLISH', KEYS[2], 'released')
 end
-return -1
+local left = redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+local receivers = 0
+if ours or (left == 1 and redis.call('EXISTS', KEYS[1]) == 0) then
+  local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1] or ''
+  receivers = redis.call('PUBLISH', KEYS[2], head)
+end
+if ours then
+  return {1, receivers}
+end
+return {0, 0}

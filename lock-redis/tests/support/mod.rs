@@ -32,3 +32,9 @@ pub async fn raw(url: &str) -> lock_redis::redis::aio::MultiplexedConnection {
         .await
         .expect("raw connection")
 }
+
+/// The waiter queue keys of `name`: (queue, queue expiry).
+pub fn raw_keys(lock: &lock_redis::RedisLock, name: &lock_core::LockName) -> (String, String) {
+    let (key, _, _) = lock.keys_for(name);
+    (format!("{key}:queue"), format!("{key}:queue:expiry"))
+}
