@@ -24,6 +24,11 @@ pub const SCHEMES: &[(&str, Option<&str>)] = &[
 /// | URL | backend |
 /// |---|---|
 /// | `memory://NAME` | in-process [`MemoryLock`](lock_core::MemoryLock), shared by every `connect` with the same `NAME` in this process |
+/// | `zk://host:port[,host:port...][/chroot]` | ZooKeeper (`zookeeper` feature), see `lock_zk` |
+/// | `redis://[user:password@]host:port[/db]`, `rediss://...` | Redis (`redis` feature); several comma-separated URLs form a Redlock, see `lock_redis` |
+/// | `postgres://user@host:port/db` | PostgreSQL (`postgres` feature), see `lock_sql` |
+/// | `mysql://user@host:port/db`, `mariadb://...` | MySQL or MariaDB (`mysql` feature), see `lock_sql` |
+/// | `sqlite://PATH`, `sqlite::memory:` | SQLite file shared by local processes (`sqlite` feature), see `lock_sql` |
 ///
 /// Schemes of backends whose Cargo feature is off fail with a message naming the feature.
 ///
@@ -51,6 +56,16 @@ pub async fn connect(url: &str) -> Result<Arc<dyn DistributedLock>> {
                 .ok_or_else(|| Error::invalid_input(format!("{url:?}: write memory://NAME")))?;
             Ok(Arc::new(shared_memory_lock(name)))
         }
+        #[cfg(feature = "zookeeper")]
+        "zk" => lock_zk::connect(url).await,
+        #[cfg(feature = "redis")]
+        "redis" | "rediss" => lock_redis::connect(url).await,
+        #[cfg(feature = "postgres")]
+        "postgres" | "postgresql" => lock_sql::connect(url).await,
+        #[cfg(feature = "mysql")]
+        "mysql" | "mariadb" => lock_sql::connect(url).await,
+        #[cfg(feature = "sqlite")]
+        "sqlite" => lock_sql::connect(url).await,
         _ => Err(unavailable_scheme(url, &scheme)),
     }
 }

@@ -2,6 +2,8 @@
 
 pub mod broken;
 pub mod conformance;
+pub mod faults;
+pub mod holder;
 pub mod servers;
 
 mod blackhole;

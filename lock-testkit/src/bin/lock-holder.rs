@@ -1,29 +1,71 @@
-//! Acquires a lock by URL, prints `acquired <fencing token>`, and holds it until killed.
+//! A lock client in its own process, for cross-process tests.
 //!
-//! Usage: `lock-holder URL NAME [LEASE_MS]`. Cross-process crash tests kill it with SIGKILL and
-//! measure how soon another process gets the lock.
+//! - `lock-holder hold URL NAME [LEASE_MS]`: acquires, prints `acquired <fencing token>`, and
+//!   holds until killed (crash tests kill it with SIGKILL).
+//! - `lock-holder contend URL NAME ROUNDS MARKER`: acquires and releases `ROUNDS` times; inside
+//!   each hold it creates the file `MARKER` exclusively (an existing file means another process
+//!   holds the lock too: an overlap) and removes it before releasing. Prints
+//!   `tokens <t1> <t2> ...` and then `overlaps <n>`.
 
 use std::time::Duration;
 
-use distlock::{AcquireOptions, DistributedLockExt};
+use distlock::{AcquireOptions, DistributedLock, DistributedLockExt};
+
+type Failure = Box<dyn std::error::Error>;
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let (Some(url), Some(name)) = (args.next(), args.next()) else {
-        return Err("usage: lock-holder URL NAME [LEASE_MS]".into());
-    };
+async fn main() -> Result<(), Failure> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["hold", url, name] => hold(url, name, None).await,
+        ["hold", url, name, lease] => hold(url, name, Some(Duration::from_millis(lease.parse()?))).await,
+        ["contend", url, name, rounds, marker] => contend(url, name, rounds.parse()?, marker).await,
+        _ => Err("usage: lock-holder hold URL NAME [LEASE_MS] | lock-holder contend URL NAME ROUNDS MARKER".into()),
+    }
+}
+
+async fn hold(url: &str, name: &str, lease: Option<Duration>) -> Result<(), Failure> {
     let mut options = AcquireOptions::builder();
-    if let Some(lease) = args.next() {
-        options = options.lease(Duration::from_millis(lease.parse()?));
+    if let Some(lease) = lease {
+        options = options.lease(lease);
     }
-    let lock = distlock::connect(&url).await?;
-    let guard = lock
-        .acquire_timeout_with(name.as_str(), &options.build()?)
-        .await?;
+    let lock = distlock::connect(url).await?;
+    let guard = lock.acquire_timeout_with(name, &options.build()?).await?;
     println!("acquired {}", guard.fencing_token());
-    tokio::select! {
-        () = guard.lost().cancelled() => Err("lost the lock".into()),
-        () = std::future::pending::<()>() => Ok(()),
+    guard.lost().cancelled().await;
+    Err("lost the lock".into())
+}
+
+async fn contend(url: &str, name: &str, rounds: usize, marker: &str) -> Result<(), Failure> {
+    let lock = distlock::connect(url).await?;
+    let (mut tokens, mut overlaps) = (Vec::with_capacity(rounds), 0);
+    for _ in 0..rounds {
+        overlaps += critical_section(&*lock, name, marker, &mut tokens).await?;
     }
+    let tokens: Vec<String> = tokens.iter().map(u64::to_string).collect();
+    println!("tokens {}", tokens.join(" "));
+    println!("overlaps {overlaps}");
+    Ok(())
+}
+
+/// One hold: returns 1 if the marker showed another holder inside, else 0.
+async fn critical_section(
+    lock: &dyn DistributedLock,
+    name: &str,
+    marker: &str,
+    tokens: &mut Vec<u64>,
+) -> Result<usize, Failure> {
+    let guard = lock.acquire_timeout(name, Duration::from_secs(120)).await?;
+    tokens.push(guard.fencing_token());
+    let entered = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(marker)
+        .is_ok();
+    tokio::time::sleep(Duration::from_micros(300)).await;
+    if entered {
+        std::fs::remove_file(marker)?;
+    }
+    guard.release().await?;
+    Ok(usize::from(!entered))
 }

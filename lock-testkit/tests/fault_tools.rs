@@ -1,0 +1,191 @@
+//! The fault proxy does what each fault says, and the safety checker reports broken locks.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::{AcquireOptions, DistributedLock, DistributedLockExt, MemoryLock};
+use lock_testkit::broken::{Breakage, BrokenLock};
+use lock_testkit::faults::{Fault, FaultProxy, FencedResource, History, HoldEvent, check};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// An echo server on loopback: the simplest upstream to watch the proxy's effect on.
+async fn echo_server() -> std::net::SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind echo");
+    let addr = listener.local_addr().expect("echo address");
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buffer = [0u8; 1024];
+                while let Ok(read) = socket.read(&mut buffer).await {
+                    if read == 0 || socket.write_all(&buffer[..read]).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Sends `ping` and waits up to `wait` for the echo; `None` on silence, `Some(Err)` on reset.
+async fn round_trip(stream: &mut TcpStream, wait: Duration) -> Option<std::io::Result<Duration>> {
+    let started = tokio::time::Instant::now();
+    if let Err(error) = stream.write_all(b"ping").await {
+        return Some(Err(error));
+    }
+    let mut reply = [0u8; 4];
+    match tokio::time::timeout(wait, stream.read_exact(&mut reply)).await {
+        Ok(Ok(_)) => Some(Ok(started.elapsed())),
+        Ok(Err(error)) => Some(Err(error)),
+        Err(_) => None,
+    }
+}
+
+#[tokio::test]
+async fn proxy_passes_delays_blackholes_drops_replies_and_resets() {
+    let proxy = FaultProxy::start(echo_server().await).await;
+    let mut stream = TcpStream::connect(proxy.addr())
+        .await
+        .expect("connect through proxy");
+    let wait = Duration::from_millis(500);
+    assert!(
+        matches!(round_trip(&mut stream, wait).await, Some(Ok(_))),
+        "pass mode did not echo"
+    );
+
+    proxy.set(Fault::Latency(Duration::from_millis(100)));
+    let delayed = round_trip(&mut stream, wait)
+        .await
+        .expect("latency mode went silent")
+        .expect("echo");
+    assert!(
+        delayed >= Duration::from_millis(200),
+        "two 100 ms hops took only {delayed:?}"
+    );
+
+    proxy.set(Fault::Blackhole);
+    assert!(
+        round_trip(&mut stream, wait).await.is_none(),
+        "blackhole answered"
+    );
+    proxy.set(Fault::DropReplies);
+    assert!(
+        round_trip(&mut stream, wait).await.is_none(),
+        "drop-replies answered"
+    );
+
+    proxy.set(Fault::Pass);
+    let mut fresh = TcpStream::connect(proxy.addr())
+        .await
+        .expect("connect again");
+    assert!(
+        matches!(round_trip(&mut fresh, wait).await, Some(Ok(_))),
+        "pass mode after faults did not echo"
+    );
+    proxy.reset_connections();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let after_reset = round_trip(&mut fresh, wait).await;
+    assert!(
+        matches!(after_reset, Some(Err(_))),
+        "connection survived a reset: {after_reset:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn checker_reports_overlaps_of_a_lock_without_mutual_exclusion() {
+    let lock: Arc<dyn DistributedLock> = Arc::new(BrokenLock::new(Breakage::NoMutualExclusion));
+    let (history, resource) = (Arc::new(History::new()), Arc::new(FencedResource::new()));
+    let mut tasks = Vec::new();
+    for client in 0..4 {
+        let (lock, history, resource) = (
+            Arc::clone(&lock),
+            Arc::clone(&history),
+            Arc::clone(&resource),
+        );
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..10 {
+                let guard = lock.acquire("checker/overlap").await.expect("acquire");
+                history.record(client, HoldEvent::Granted(guard.fencing_token()));
+                resource.write(client, guard.fencing_token());
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                resource.write(client, guard.fencing_token());
+                history.record(client, HoldEvent::Released);
+                guard.release().await.expect("release");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("client");
+    }
+    let verdict = check(&history.events(), &resource.writes());
+    assert!(
+        verdict.overlaps > 0,
+        "no overlaps reported for a lock without mutual exclusion: {verdict:?}"
+    );
+    assert_eq!(
+        verdict.stale_writes_accepted, 0,
+        "increasing tokens must still fence: {verdict:?}"
+    );
+}
+
+/// A holder that stops running past its lease (as a paused process would), then resumes and
+/// writes. Returns the checker's verdict.
+async fn paused_holder(lock: Arc<dyn DistributedLock>) -> lock_testkit::faults::Verdict {
+    let (history, resource) = (History::new(), FencedResource::new());
+    let lease = Duration::from_millis(300);
+    let options = AcquireOptions::builder()
+        .lease(lease)
+        .auto_renew(false)
+        .build()
+        .expect("options");
+    let stale = lock
+        .acquire_timeout_with("checker/paused", &options)
+        .await
+        .expect("acquire");
+    history.record(0, HoldEvent::Granted(stale.fencing_token()));
+    resource.write(0, stale.fencing_token());
+    tokio::time::sleep(lease * 2).await; // "paused": the holder neither renews nor looks.
+    let fresh = lock
+        .acquire_timeout("checker/paused", Duration::from_secs(2))
+        .await
+        .expect("second acquire");
+    history.record(1, HoldEvent::Granted(fresh.fencing_token()));
+    resource.write(1, fresh.fencing_token());
+    resource.write(0, stale.fencing_token()); // resumed: writes before checking its signal
+    if stale.is_lost() {
+        history.record(0, HoldEvent::Lost);
+    }
+    history.record(1, HoldEvent::Released);
+    drop((stale, fresh));
+    check(&history.events(), &resource.writes())
+}
+
+#[tokio::test]
+async fn checker_shows_fencing_stops_a_resumed_holder() {
+    let verdict = paused_holder(Arc::new(MemoryLock::new())).await;
+    assert_eq!(verdict.overlaps, 1, "{verdict:?}");
+    assert_eq!(
+        (verdict.holds_superseded, verdict.lost_before_next_grant),
+        (1, 0),
+        "{verdict:?}"
+    );
+    assert_eq!(
+        (
+            verdict.stale_writes_attempted,
+            verdict.stale_writes_accepted
+        ),
+        (1, 0),
+        "{verdict:?}"
+    );
+}
+
+#[tokio::test]
+async fn checker_reports_stale_writes_under_repeating_tokens() {
+    let verdict = paused_holder(Arc::new(BrokenLock::new(Breakage::RepeatingFencingTokens))).await;
+    assert_eq!(
+        verdict.stale_writes_accepted, 1,
+        "a stale write got through but was not reported: {verdict:?}"
+    );
+    assert_eq!(verdict.token_order_violations, 1, "{verdict:?}");
+}
