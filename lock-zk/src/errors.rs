@@ -14,6 +14,7 @@ pub(crate) const BACKEND: &str = "zookeeper";
 pub(crate) fn convert(error: zk::Error, operation: &'static str) -> Error {
     let (kind, message) = match &error {
         zk::Error::ConnectionLoss
+        | zk::Error::Custom(_)
         | zk::Error::Timeout
         | zk::Error::NoHosts
         | zk::Error::SessionExpired
@@ -32,6 +33,13 @@ pub(crate) fn convert(error: zk::Error, operation: &'static str) -> Error {
         .with_backend(BACKEND)
         .with_operation(operation)
         .with_source(error)
+}
+
+/// Whether a request failed because the connection broke, so it may or may not have been
+/// applied. The client reports a broken connection as `ConnectionLoss`, or as the I/O error
+/// itself (`Custom`) for requests in flight when the socket failed.
+pub(crate) fn is_connection_loss(error: &zk::Error) -> bool {
+    matches!(error, zk::Error::ConnectionLoss | zk::Error::Custom(_))
 }
 
 /// Runs one request with a time limit: `Err` is `Unavailable` (too slow) or the converted error

@@ -6,7 +6,7 @@ use std::time::Duration;
 use lock_core::{CancellationToken, HeldLock, Result, async_trait};
 use zookeeper_client::{self as zk, EventType};
 
-use crate::errors::{convert, within};
+use crate::errors::{convert, is_connection_loss, within};
 use crate::session::Session;
 
 /// The backend's side of a [`LockGuard`](lock_core::LockGuard): the path of our lock node.
@@ -55,7 +55,7 @@ impl HeldLock for ZkHeld {
                 Ok(()) => return Ok(true),
                 // After an ambiguous first attempt, a missing node means that attempt deleted it.
                 Err(zk::Error::NoNode) => return Ok(retried),
-                Err(zk::Error::ConnectionLoss) if !retried => retried = true,
+                Err(error) if is_connection_loss(&error) && !retried => retried = true,
                 Err(_) if self.session.is_ended() => return Ok(false),
                 Err(error) => return Err(convert(error, "release")),
             }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use lock_core::Result;
 use zookeeper_client::{self as zk, Acls, Client, CreateMode};
 
-use crate::errors::{convert, within};
+use crate::errors::{convert, is_connection_loss, within};
 use crate::nodes::{LOCK_MARKER, protected_prefix};
 use crate::session::Session;
 
@@ -64,7 +64,7 @@ impl PendingNode {
                     return Ok(stat.czxid);
                 }
                 Err(zk::Error::NoNode) if attempt < CREATE_ATTEMPTS => self.make_parents().await?,
-                Err(zk::Error::ConnectionLoss) if attempt < CREATE_ATTEMPTS => {
+                Err(error) if is_connection_loss(&error) && attempt < CREATE_ATTEMPTS => {
                     if let Some(czxid) = self.find().await? {
                         return Ok(czxid);
                     }
@@ -92,7 +92,8 @@ impl PendingNode {
         let client = self.session.client();
         let children = match within(limit, "acquire", client.list_children(&self.parent)).await? {
             Ok(children) => children,
-            Err(zk::Error::NoNode | zk::Error::ConnectionLoss) => return Ok(None),
+            Err(zk::Error::NoNode) => return Ok(None),
+            Err(error) if is_connection_loss(&error) => return Ok(None),
             Err(error) => return Err(convert(error, "acquire")),
         };
         let Some(node) = children.into_iter().find(|c| c.starts_with(&self.prefix)) else {
@@ -104,7 +105,8 @@ impl PendingNode {
                 self.path = Some(path);
                 Ok(Some(stat.czxid))
             }
-            Ok(None) | Err(zk::Error::ConnectionLoss) => Ok(None),
+            Ok(None) => Ok(None),
+            Err(error) if is_connection_loss(&error) => Ok(None),
             Err(error) => Err(convert(error, "acquire")),
         }
     }
@@ -149,7 +151,7 @@ impl Drop for PendingNode {
             Some(path) => {
                 let delete = client.delete(&path, None);
                 runtime.spawn(async move {
-                    if let Err(zk::Error::ConnectionLoss) = delete.await {
+                    if delete.await.is_err_and(|error| is_connection_loss(&error)) {
                         let _ = client.delete(&path, None).await;
                     }
                 });

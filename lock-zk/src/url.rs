@@ -127,6 +127,23 @@ mod tests {
         assert_eq!(config.acl, ZkAcl::CreatorAll);
     }
 
+    #[tokio::test]
+    async fn connect_rejects_bad_urls_before_any_io() {
+        // Port 9 (discard) on a TEST-NET address: any attempt to connect would hang, not fail.
+        for bad in [
+            "zk://192.0.2.1:9?session_timeout=0s",
+            "zk://192.0.2.1:9?root=x",
+        ] {
+            let started = std::time::Instant::now();
+            let error = crate::connect(bad).await.expect_err(bad);
+            assert_eq!(error.kind(), ErrorKind::InvalidInput, "{bad}: {error}");
+            assert!(
+                started.elapsed() < Duration::from_millis(100),
+                "{bad} did I/O"
+            );
+        }
+    }
+
     #[test]
     fn plain_url_uses_defaults() {
         let config = parse("zk://127.0.0.1:2181").expect("valid URL");

@@ -1,14 +1,18 @@
 //! Waiting for our turn: the lowest sequence holds; each waiter watches only its predecessor.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use lock_core::{Error, ErrorKind, Result};
 use tokio::time::{Instant, sleep_until};
 use zookeeper_client as zk;
 
-use crate::errors::{BACKEND, convert, within};
+use crate::errors::{BACKEND, convert, is_connection_loss, within};
 use crate::nodes::contenders;
 use crate::session::Session;
+
+/// The pause before asking again after a connection loss, so a flapping link cannot spin.
+const RETRY_PAUSE: Duration = Duration::from_millis(20);
 
 /// How a wait ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -41,7 +45,11 @@ pub(crate) async fn wait_turn(
         let children = match within(limit, "acquire", client.list_children(parent)).await? {
             Ok(children) => children,
             Err(zk::Error::NoNode) => return Ok(Turn::Vanished),
-            Err(zk::Error::ConnectionLoss) => continue,
+            Err(error) if is_connection_loss(&error) => {
+                // The next request waits for the reconnection (within the time limit).
+                tokio::time::sleep(RETRY_PAUSE).await;
+                continue;
+            }
             Err(error) => return Err(convert(error, "acquire")),
         };
         let contenders = contenders(children);
@@ -58,7 +66,11 @@ pub(crate) async fn wait_turn(
         let watched = within(limit, "acquire", client.get_and_watch_data(&predecessor)).await?;
         let watcher = match watched {
             Ok((_, _, watcher)) => watcher,
-            Err(zk::Error::NoNode | zk::Error::ConnectionLoss) => continue,
+            Err(zk::Error::NoNode) => continue,
+            Err(error) if is_connection_loss(&error) => {
+                tokio::time::sleep(RETRY_PAUSE).await;
+                continue;
+            }
             Err(error) => return Err(convert(error, "acquire")),
         };
         let until_deadline = async {

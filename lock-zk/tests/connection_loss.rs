@@ -126,3 +126,26 @@ async fn dropped_waiting_acquire_deletes_its_node() {
     guard.release().await.expect("release");
     assert!(lock_nodes(&admin, &name).await.is_empty(), "a node is left");
 }
+
+/// Dropping a connect that keeps failing abandons it: no attempts continue in the background.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dropped_connect_stops_connecting() {
+    let Some((_, upstream)) = server() else {
+        return;
+    };
+    let proxy = Proxy::start(upstream).await;
+    proxy.cut();
+    let url = format!("zk://{}?connect_timeout=30s", proxy.addr());
+    let connecting = lock_zk::connect(&url);
+    let outcome = tokio::time::timeout(Duration::from_millis(500), connecting).await;
+    assert!(outcome.is_err(), "connected through a cut proxy");
+    assert!(proxy.accepted() > 0, "the connect never tried");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let after_drop = proxy.accepted();
+    tokio::time::sleep(scaled_ms(1000)).await;
+    assert_eq!(
+        proxy.accepted(),
+        after_drop,
+        "connection attempts went on after the drop"
+    );
+}

@@ -243,3 +243,21 @@ async fn empty_lock_parents_are_reaped_as_containers() {
         started.elapsed()
     );
 }
+
+/// The session is the lease: a ZooKeeper hold cannot be extended, and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn extend_is_unsupported_because_the_session_is_the_lease() {
+    let Some(url) = server() else { return };
+    let lock = support::connect(&url).await;
+    let guard = lock
+        .acquire_timeout(unique("extend"), scaled_ms(5000))
+        .await
+        .expect("acquire");
+    let error = guard
+        .extend(Duration::from_secs(5))
+        .await
+        .expect_err("extend");
+    assert_eq!(error.kind(), lock_core::ErrorKind::Unsupported, "{error}");
+    assert!(!guard.is_lost(), "a refused extend marked the hold lost");
+    guard.release().await.expect("release");
+}

@@ -2,7 +2,7 @@
 //! between one client and the server, without touching the server.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::net::{TcpListener, TcpStream};
@@ -13,6 +13,7 @@ use tokio::task::AbortHandle;
 pub struct Proxy {
     addr: SocketAddr,
     cut: Arc<AtomicBool>,
+    accepted: Arc<AtomicUsize>,
     links: Arc<Mutex<Vec<AbortHandle>>>,
     accept: AbortHandle,
 }
@@ -23,11 +24,14 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
         let addr = listener.local_addr().expect("proxy address");
         let cut = Arc::new(AtomicBool::new(false));
+        let accepted = Arc::new(AtomicUsize::new(0));
         let links: Arc<Mutex<Vec<AbortHandle>>> = Arc::default();
         let accept = {
             let (cut, links) = (Arc::clone(&cut), Arc::clone(&links));
+            let accepted = Arc::clone(&accepted);
             tokio::spawn(async move {
                 while let Ok((mut client, _)) = listener.accept().await {
+                    accepted.fetch_add(1, Ordering::SeqCst);
                     if cut.load(Ordering::SeqCst) {
                         continue; // dropped at once: the connection is refused in effect
                     }
@@ -45,6 +49,7 @@ impl Proxy {
         Self {
             addr,
             cut,
+            accepted,
             links,
             accept,
         }
@@ -53,6 +58,11 @@ impl Proxy {
     /// The address clients connect to.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// How many connections clients have opened to the proxy so far.
+    pub fn accepted(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
     }
 
     /// Drops every connection and refuses new ones until [`heal`](Proxy::heal).
