@@ -22,6 +22,7 @@ pub struct RedisLockBuilder {
     pub(crate) replicas: Option<(usize, Duration)>,
     pub(crate) clock_drift_factor: f64,
     pub(crate) waiter_ttl: Duration,
+    pub(crate) root_certificate: Option<Vec<u8>>,
 }
 
 impl RedisLockBuilder {
@@ -50,6 +51,7 @@ impl RedisLockBuilder {
             replicas: None,
             clock_drift_factor: Self::DEFAULT_DRIFT_FACTOR,
             waiter_ttl: Self::DEFAULT_WAITER_TTL,
+            root_certificate: None,
         }
     }
 
@@ -100,12 +102,30 @@ impl RedisLockBuilder {
         self
     }
 
+    /// Trusts this PEM root certificate for `rediss://` servers instead of the platform's
+    /// roots (a private CA).
+    #[must_use]
+    pub fn tls_root_certificate(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.root_certificate = Some(pem.into());
+        self
+    }
+
     /// The Redlock clock drift factor: a grant is valid for `lease - elapsed - lease * factor -
     /// 2 ms`.
     #[must_use]
     pub fn clock_drift_factor(mut self, factor: f64) -> Self {
         self.clock_drift_factor = factor;
         self
+    }
+
+    /// How to reach the master at `url`.
+    pub(crate) fn target<'a>(&'a self, url: &'a str) -> crate::node::Target<'a> {
+        crate::node::Target {
+            url,
+            connect_timeout: self.connect_timeout,
+            timeout: self.command_timeout,
+            root_certificate: self.root_certificate.as_deref(),
+        }
     }
 
     /// Checks every option without any I/O.
@@ -212,6 +232,7 @@ impl fmt::Debug for RedisLockBuilder {
             .field("replicas", &self.replicas)
             .field("clock_drift_factor", &self.clock_drift_factor)
             .field("waiter_ttl", &self.waiter_ttl)
+            .field("tls_root_certificate", &self.root_certificate.is_some())
             .finish()
     }
 }

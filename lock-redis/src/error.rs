@@ -11,6 +11,17 @@ pub(crate) const BACKEND: &str = "redis";
 /// Classifies a Redis client error: connection trouble is [`ErrorKind::Unavailable`] (try again
 /// later), anything the server answered is [`ErrorKind::Backend`].
 pub(crate) fn from_redis(error: RedisError, server: &str) -> Error {
+    if error.kind() == redis::ErrorKind::AuthenticationFailed {
+        return Error::new(
+            ErrorKind::Backend,
+            format!(
+                "Redis at {server} refused the credentials: check the user and password in the URL \
+                 and the user's ACL rules"
+            ),
+        )
+        .with_backend(BACKEND)
+        .with_source(error);
+    }
     let unavailable = error.is_io_error()
         || error.is_timeout()
         || error.is_connection_refusal()

@@ -53,8 +53,18 @@ impl std::fmt::Debug for Node {
     }
 }
 
+/// How to reach one master: its URL and the builder's connection settings.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Target<'a> {
+    pub(crate) url: &'a str,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) timeout: Duration,
+    /// A PEM root certificate to trust for `rediss://` instead of the platform's roots.
+    pub(crate) root_certificate: Option<&'a [u8]>,
+}
+
 /// Parses `url` into a client without any I/O.
-pub(crate) fn parse_client(url: &str) -> Result<Client> {
+pub(crate) fn parse_client(url: &str, root_certificate: Option<&[u8]>) -> Result<Client> {
     let scheme = url.split_once("://").map(|(scheme, _)| scheme);
     match scheme {
         Some("redis") => {}
@@ -71,24 +81,36 @@ pub(crate) fn parse_client(url: &str) -> Result<Client> {
             )));
         }
     }
-    Client::open(url).map_err(|error| {
+    let invalid = |error: redis::RedisError| {
         Error::invalid_input(format!(
-            "{:?} is not a valid Redis URL ({:?})",
+            "{:?} is not a valid Redis URL, or its TLS settings are invalid ({:?})",
             redact(url),
             error.kind()
         ))
-    })
+    };
+    match root_certificate {
+        Some(root) if url.starts_with("rediss://") => {
+            let certificates = redis::TlsCertificates {
+                client_tls: None,
+                root_cert: Some(root.to_vec()),
+            };
+            Client::build_with_tls(url, certificates).map_err(invalid)
+        }
+        _ => Client::open(url).map_err(invalid),
+    }
 }
 
 impl Node {
     /// Connects to `url` within `connect_timeout`; every later command times out after
     /// `timeout`.
-    pub(crate) async fn connect(
-        url: &str,
-        connect_timeout: Duration,
-        timeout: Duration,
-    ) -> Result<Self> {
-        let client = parse_client(url)?;
+    pub(crate) async fn connect(target: Target<'_>) -> Result<Self> {
+        let Target {
+            url,
+            connect_timeout,
+            timeout,
+            root_certificate,
+        } = target;
+        let client = parse_client(url, root_certificate)?;
         let server = redact(url);
         let config = manager_config(connect_timeout);
         let connecting = ConnectionManager::new_with_config(client.clone(), config);
@@ -108,13 +130,15 @@ impl Node {
 
     /// Connects like [`connect`](Self::connect), but when the server cannot be reached returns a
     /// node that connects on first use, with the error. Invalid URLs still fail.
-    pub(crate) async fn connect_or_lazy(
-        url: &str,
-        connect_timeout: Duration,
-        timeout: Duration,
-    ) -> Result<(Self, Option<Error>)> {
-        let client = parse_client(url)?;
-        match Self::connect(url, connect_timeout, timeout).await {
+    pub(crate) async fn connect_or_lazy(target: Target<'_>) -> Result<(Self, Option<Error>)> {
+        let Target {
+            url,
+            connect_timeout,
+            timeout,
+            root_certificate,
+        } = target;
+        let client = parse_client(url, root_certificate)?;
+        match Self::connect(target).await {
             Ok(node) => Ok((node, None)),
             Err(error) if error.kind() == lock_core::ErrorKind::InvalidInput => Err(error),
             Err(error) => {
@@ -251,10 +275,12 @@ impl Node {
     }
 }
 
-/// Reconnects quickly and gives up fast: callers bound every command with their own timeout.
+/// Reconnects quickly and gives up fast. No response timeout of its own (its default is
+/// 500 ms): every command is bounded by [`Node::run`] instead, which lets `WAIT` run longer.
 fn manager_config(connect_timeout: Duration) -> ConnectionManagerConfig {
     ConnectionManagerConfig::new()
         .set_connection_timeout(Some(connect_timeout))
+        .set_response_timeout(None)
         .set_number_of_retries(1)
         .set_min_delay(Duration::from_millis(20))
         .set_max_delay(Duration::from_secs(1))

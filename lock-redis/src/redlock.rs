@@ -56,7 +56,7 @@ impl Redlock {
         let connecting = config
             .urls
             .iter()
-            .map(|url| Node::connect_or_lazy(url, config.connect_timeout, config.command_timeout));
+            .map(|url| Node::connect_or_lazy(config.target(url)));
         let mut nodes = Vec::with_capacity(config.urls.len());
         let mut reachable = 0;
         let mut last_error = None;

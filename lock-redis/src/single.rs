@@ -43,7 +43,7 @@ impl RedisLock {
 
     pub(crate) async fn connect_with(config: RedisLockBuilder) -> Result<Self> {
         let url = config.urls.first().map(String::as_str).unwrap_or_default();
-        let node = Node::connect(url, config.connect_timeout, config.command_timeout).await?;
+        let node = Node::connect(config.target(url)).await?;
         let subscriber = Subscriber::start(node.client().clone(), config.command_timeout);
         Ok(Self {
             inner: Arc::new(Inner {

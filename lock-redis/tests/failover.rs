@@ -84,11 +84,12 @@ async fn wait_for_one_replica_fails_the_acquire_instead() {
     };
     let name = lock_name();
     let waiting = RedisLock::builder(&master.url())
-        .wait_for_replicas(1, Duration::from_millis(300))
+        .wait_for_replicas(1, Duration::from_millis(800))
         .connect_single()
         .await
         .expect("connect master");
-    // With the replica in sync, WAIT is acknowledged and the grant goes through.
+    // With the replica in sync, WAIT is acknowledged and the grant goes through. (800 ms is
+    // longer than the client library's default 500 ms response timeout: WAIT must outlast it.)
     let guard = waiting
         .try_acquire(&name)
         .await
