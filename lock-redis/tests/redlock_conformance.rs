@@ -1,0 +1,66 @@
+//! The shared conformance suite against Redlock over three spawned masters.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lock_core::{DistributedLock, LockName, Result};
+use lock_redis::{RedisLock, Redlock, redis};
+use lock_testkit::servers::RedisServer;
+use lock_testkit::{ConformanceTarget, require};
+
+static MASTERS: OnceLock<Option<Vec<RedisServer>>> = OnceLock::new();
+
+struct RedlockTarget {
+    urls: Vec<String>,
+}
+
+#[async_trait]
+impl ConformanceTarget for RedlockTarget {
+    async fn client(&self) -> Result<Arc<dyn DistributedLock>> {
+        lock_redis::connect(&self.urls.join(",")).await
+    }
+
+    /// Deletes the key on every master, as expiry would.
+    async fn sever(&self, name: &LockName) -> Result<()> {
+        for url in &self.urls {
+            let (key, _, _) = RedisLock::builder(url)
+                .connect_single()
+                .await?
+                .keys_for(name);
+            let mut raw = redis::Client::open(url.as_str())
+                .expect("url")
+                .get_multiplexed_async_connection()
+                .await
+                .expect("raw connection");
+            let _: i64 = redis::cmd("DEL")
+                .arg(&key)
+                .query_async(&mut raw)
+                .await
+                .expect("DEL");
+        }
+        Ok(())
+    }
+
+    /// Three masters at the same unreachable address.
+    async fn unreachable_client(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Option<Result<Arc<dyn DistributedLock>>> {
+        let url = format!("redis://{addr}");
+        let builder = Redlock::builder(&[url.as_str(); 3].join(","))
+            .connect_timeout(timeout)
+            .command_timeout(timeout);
+        Some(builder.connect().await)
+    }
+}
+
+async fn redlock_target() -> Option<Arc<dyn ConformanceTarget>> {
+    let masters = MASTERS.get_or_init(|| (0..3).map(|_| require(RedisServer::start())).collect());
+    let urls = masters.as_ref()?.iter().map(RedisServer::url).collect();
+    Some(Arc::new(RedlockTarget { urls }))
+}
+
+lock_testkit::conformance_tests!(redlock_target());
