@@ -28,6 +28,9 @@ end
 if ARGV[3] == '1' then
   redis.call('ZADD', KEYS[3], 'NX', now_us, ARGV[1])
   redis.call('ZADD', KEYS[4], now_ms + tonumber(ARGV[4]), ARGV[1])
+  -- No entry outlives its waiter's last refresh by more than the ttl; neither do the queues.
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
+  redis.call('PEXPIRE', KEYS[4], ARGV[4])
 end
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl == -2 and head then
