@@ -266,3 +266,70 @@ impl fmt::Debug for Config {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lock_core::ErrorKind;
+
+    #[test]
+    fn own_parameters_are_read_and_removed_others_kept() {
+        let builder = SqlLockBuilder::new(
+            "mariadb://root@h:3306/db?lock_table=jobs&ssl-mode=disabled&lock_pool_size=3\
+             &lock_connect_timeout_ms=250&lock_operation_timeout_ms=750",
+        );
+        let config = builder.config().expect("valid");
+        assert_eq!(config.url, "mysql://root@h:3306/db?ssl-mode=disabled");
+        assert_eq!(config.table.as_str(), "jobs");
+        assert_eq!(config.pool_size, 3);
+        assert_eq!(config.connect_timeout, Duration::from_millis(250));
+        assert_eq!(config.operation_timeout, Duration::from_millis(750));
+    }
+
+    #[test]
+    fn builder_overrides_url_and_defaults_fit_the_dialect() {
+        let config = SqlLockBuilder::new("sqlite://x.db?lock_table=a&mode=rwc")
+            .table("b")
+            .pool_size(7)
+            .config()
+            .expect("valid");
+        assert_eq!((config.table.as_str(), config.pool_size), ("b", 7));
+        assert_eq!(config.url, "sqlite://x.db?mode=rwc");
+        let defaults = [
+            ("postgres://h/db", 10),
+            ("sqlite://x.db", 4),
+            ("sqlite::memory:", 1),
+        ];
+        for (url, pool) in defaults {
+            let config = SqlLockBuilder::new(url).config().expect(url);
+            assert_eq!(config.pool_size, pool, "{url}");
+            assert_eq!(config.table.as_str(), TableName::DEFAULT);
+            assert_eq!(config.connect_timeout, Duration::from_secs(5));
+        }
+    }
+
+    #[test]
+    fn bad_settings_are_invalid_input() {
+        let cases = [
+            SqlLockBuilder::new("postgres://h/db?lock_pool_size=-1"),
+            SqlLockBuilder::new("postgres://h/db").pool_size(0),
+            SqlLockBuilder::new("postgres://h/db").connect_timeout(Duration::ZERO),
+            SqlLockBuilder::new("postgres://h/db").table("a b"),
+            SqlLockBuilder::new("postgres://h/db?lock_lease_ms=5"),
+        ];
+        for builder in cases {
+            let error = builder.config().expect_err("accepted");
+            assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
+        }
+    }
+
+    #[test]
+    fn redact_hides_passwords_only() {
+        assert_eq!(
+            redact("postgres://app:s3cret@db:5432/x?sslmode=require&password=p"),
+            "postgres://app:***@db:5432/x?sslmode=require&password=***"
+        );
+        assert_eq!(redact("mysql://root@h/db"), "mysql://root@h/db");
+        assert_eq!(redact("sqlite::memory:"), "sqlite::memory:");
+    }
+}

@@ -1,4 +1,4 @@
-//! One hold's server side, and the cleanup armed around each acquire statement.
+//! One hold's server side, and the cleanup armed around each acquire attempt.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -6,7 +6,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use lock_core::{HeldLock, LockName, Result};
 
-use crate::db::Owner;
+use crate::db::{Attempt, Conn, Owner};
+use crate::error::SqlError;
 use crate::lock::Inner;
 
 /// A row we own: released and renewed by comparing the owner token.
@@ -20,7 +21,7 @@ pub(crate) struct SqlHeld {
 #[async_trait]
 impl HeldLock for SqlHeld {
     async fn release(&self) -> Result<bool> {
-        let released = self.inner.release(&self.name, self.owner).await?;
+        let released = self.inner.release(None, &self.name, self.owner).await?;
         Ok(released)
     }
 
@@ -33,35 +34,70 @@ impl HeldLock for SqlHeld {
     }
 }
 
-/// Releases the row by owner token in the background unless disarmed: armed before an acquire
-/// statement is sent, so a dropped future or a statement that failed mid-way (it may have
-/// committed) leaves no hold behind.
-pub(crate) struct Cleanup {
-    armed: Option<(Arc<Inner>, LockName, Owner)>,
+/// One acquire attempt: the statement runs on a connection held here, and unless
+/// [`settle`](PendingAttempt::settle) is called (the outcome is known), dropping this releases
+/// the row by owner token in the background, on the same connection. So a dropped acquire
+/// future, or a statement that failed mid-way (it may still commit), leaves no hold behind:
+/// the connection runs the release only after the attempt's statement has finished.
+pub(crate) struct PendingAttempt {
+    armed: Option<Armed>,
 }
 
-impl Cleanup {
-    pub(crate) fn arm(inner: &Arc<Inner>, name: &LockName, owner: Owner) -> Self {
-        Self {
-            armed: Some((Arc::clone(inner), name.clone(), owner)),
-        }
+struct Armed {
+    inner: Arc<Inner>,
+    name: LockName,
+    owner: Owner,
+    conn: Conn,
+}
+
+impl PendingAttempt {
+    pub(crate) fn new(inner: &Arc<Inner>, name: &LockName, owner: Owner, conn: Conn) -> Self {
+        let armed = Armed {
+            inner: Arc::clone(inner),
+            name: name.clone(),
+            owner,
+            conn,
+        };
+        Self { armed: Some(armed) }
     }
 
-    /// The statement's outcome is known: nothing to clean up.
-    pub(crate) fn disarm(mut self) {
+    /// Runs the acquire statement for a lease of `lease`.
+    pub(crate) async fn run(&mut self, lease: Duration) -> Result<Attempt, SqlError> {
+        let Some(armed) = self.armed.as_mut() else {
+            return Err(SqlError::Sqlx(sqlx::Error::Protocol(
+                "acquire attempt run after it settled".to_owned(),
+            )));
+        };
+        let Armed {
+            inner,
+            name,
+            owner,
+            conn,
+        } = armed;
+        inner.db.acquire(conn, name.as_str(), *owner, lease).await
+    }
+
+    /// The outcome is known: nothing to clean up; the connection goes back to the pool.
+    pub(crate) fn settle(mut self) {
         self.armed = None;
     }
 }
 
-impl Drop for Cleanup {
+impl Drop for PendingAttempt {
     fn drop(&mut self) {
-        let Some((inner, name, owner)) = self.armed.take() else {
+        let Some(Armed {
+            inner,
+            name,
+            owner,
+            conn,
+        }) = self.armed.take()
+        else {
             return;
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
-                    if let Err(error) = inner.release(&name, owner).await {
+                    if let Err(error) = inner.release(Some(conn), &name, owner).await {
                         tracing::warn!(%error, "cleanup after an interrupted acquire failed; the lease will end any hold");
                     }
                 });

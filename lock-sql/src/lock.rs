@@ -13,9 +13,9 @@ use tokio::sync::OnceCell;
 use tokio::time::Instant;
 
 use crate::config::{Config, SqlLockBuilder, redact};
-use crate::db::{Attempt, Db, Owner};
+use crate::db::{Attempt, Conn, Db, Owner};
 use crate::error::SqlError;
-use crate::held::{Cleanup, SqlHeld};
+use crate::held::{PendingAttempt, SqlHeld};
 use crate::wakeups::Wakeups;
 use crate::{Dialect, TableName};
 
@@ -53,11 +53,16 @@ impl Inner {
         Ok(())
     }
 
-    /// Releases `name` if `owner` holds it, waking this service's waiters.
-    pub(crate) async fn release(&self, name: &LockName, owner: Owner) -> Result<bool> {
+    /// Releases `name` if `owner` holds it (on `conn` if given), waking this service's waiters.
+    pub(crate) async fn release(
+        &self,
+        conn: Option<Conn>,
+        name: &LockName,
+        owner: Owner,
+    ) -> Result<bool> {
         let released = self
             .db
-            .release(name.as_str(), owner)
+            .release(conn, name.as_str(), owner)
             .await
             .map_err(|error| self.error(error, "release").with_lock(name))?;
         if released {
@@ -223,14 +228,15 @@ impl DistributedLock for SqlLock {
         let mut attempt = 0_u32;
         loop {
             let owner = Owner::random();
-            let cleanup = Cleanup::arm(inner, name, owner);
+            let conn = inner.db.connection().await;
+            let conn = conn.map_err(|error| inner.error(error, "acquire").with_lock(name))?;
+            let mut pending = PendingAttempt::new(inner, name, owner, conn);
             let granted_at = Instant::now();
-            let outcome = inner
-                .db
-                .acquire(name.as_str(), owner, options.lease)
+            let outcome = pending
+                .run(options.lease)
                 .await
                 .map_err(|error| inner.error(error, "acquire").with_lock(name))?;
-            cleanup.disarm();
+            pending.settle();
             if let Attempt::Granted(fence) = outcome {
                 let held = SqlHeld {
                     inner: Arc::clone(inner),

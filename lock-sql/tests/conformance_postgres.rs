@@ -150,3 +150,58 @@ fn killed_holder_process_is_replaced_after_its_lease() {
     );
     assert!(successor.fencing_token() > crashed.fencing_token());
 }
+
+/// Connect futures dropped at random points leave no connection open on the server (the
+/// listener and pool go with them), and `ensure_schema` and `sever` cut short can simply be
+/// called again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cancelled_connects_leave_no_connections_behind() {
+    let Some(url) = url() else { return };
+    let app = format!("cancel_{:08x}", rand::random::<u32>());
+    let tagged = format!("{url}?application_name={app}");
+    let admin = sqlx::PgPool::connect(&url).await.expect("admin pool");
+    let mut dropped = 0;
+    for round in 0..40 {
+        let cut = Duration::from_micros(rand::random_range(0..(200 * (round + 1))));
+        match tokio::time::timeout(cut, SqlLock::connect(&tagged)).await {
+            Ok(lock) => drop(lock.expect("connect")),
+            Err(_) => dropped += 1,
+        }
+    }
+    assert!(dropped >= 10, "only {dropped} connects were cut short");
+    let deadline = Instant::now() + scaled_ms(10_000);
+    loop {
+        let open: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1")
+                .bind(&app)
+                .fetch_one(&admin)
+                .await
+                .expect("count connections");
+        if open == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{open} connections left open");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let lock = SqlLock::connect(&url).await.expect("connect");
+    let name = unique("cancel_admin");
+    let _ = tokio::time::timeout(Duration::from_micros(50), lock.ensure_schema()).await;
+    lock.ensure_schema()
+        .await
+        .expect("ensure_schema after a cancelled one");
+    let guard = lock
+        .acquire_timeout(&name, scaled_ms(5000))
+        .await
+        .expect("acquire");
+    let _ = tokio::time::timeout(Duration::from_micros(50), lock.sever(&name)).await;
+    lock.sever(&name)
+        .await
+        .expect("sever after a cancelled one");
+    let again = lock
+        .acquire_timeout(&name, scaled_ms(5000))
+        .await
+        .expect("acquire after sever");
+    assert!(again.fencing_token() > guard.fencing_token());
+    again.release().await.expect("release");
+}

@@ -1,10 +1,17 @@
 -- $1 name, $2 owner token, $3 lease in microseconds.
 -- Insert the row, or take over one that is free or whose lease ended by the database clock,
 -- incrementing the fencing counter; a held row is left alone and `fence` comes back NULL.
--- `remaining_us` reads the holder's lease from the statement's snapshot, to bound the wait.
+-- The NOT EXISTS guard skips the upsert when the statement's snapshot already shows a live
+-- holder, so waiters that find the lock held do not queue on its row lock; the ON CONFLICT
+-- condition re-checks the latest row version, which is what makes the grant atomic.
+-- `remaining_us` reads the holder's lease from the snapshot, to bound the wait.
 WITH attempt AS (
     INSERT INTO "{table}" AS held (name, owner, fence, lease_end)
-    VALUES ($1, $2, 1, now() + CAST($3 AS DOUBLE PRECISION) * INTERVAL '1 microsecond')
+    SELECT $1, $2, 1, now() + CAST($3 AS DOUBLE PRECISION) * INTERVAL '1 microsecond'
+    WHERE NOT EXISTS (
+        SELECT 1 FROM "{table}" AS live
+        WHERE live.name = $1 AND live.owner IS NOT NULL AND live.lease_end > now()
+    )
     ON CONFLICT (name) DO UPDATE
         SET owner = EXCLUDED.owner,
             fence = held.fence + 1,
@@ -15,4 +22,4 @@ WITH attempt AS (
 SELECT
     (SELECT fence FROM attempt) AS fence,
     (SELECT CAST(EXTRACT(EPOCH FROM lease_end - now()) * 1000000 AS BIGINT)
-       FROM "{table}" WHERE name = $1) AS remaining_us
+       FROM "{table}" WHERE name = $1 AND owner IS NOT NULL) AS remaining_us

@@ -13,9 +13,9 @@ use lock_core::Result;
 use sqlx::pool::PoolConnection;
 use sqlx::{AssertSqlSafe, Database, SqlSafeStr, SqlStr};
 
+use crate::TableName;
 use crate::config::Config;
 use crate::error::SqlError;
-use crate::{Dialect, TableName};
 
 /// A random 128-bit owner token, new for every acquisition attempt.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -60,16 +60,45 @@ pub(crate) enum Db {
     Sqlite(sqlite::LiteDb),
 }
 
+/// A pooled connection of one dialect, held across an acquire attempt so that the cleanup of
+/// an interrupted attempt runs on the same connection, after the attempt's statement.
+pub(crate) enum Conn {
+    #[cfg(feature = "postgres")]
+    Postgres(PoolConnection<sqlx::Postgres>),
+    #[cfg(feature = "mysql")]
+    MySql(PoolConnection<sqlx::MySql>),
+    #[cfg(feature = "sqlite")]
+    Sqlite(PoolConnection<sqlx::Sqlite>),
+}
+
 /// Calls the same method on whichever dialect `$db` is.
 macro_rules! dispatch {
     ($db:expr, $inner:ident => $call:expr) => {
-        match $db {
+        match *$db {
             #[cfg(feature = "postgres")]
-            Db::Postgres($inner) => $call,
+            Db::Postgres(ref $inner) => $call,
             #[cfg(feature = "mysql")]
-            Db::MySql($inner) => $call,
+            Db::MySql(ref $inner) => $call,
             #[cfg(feature = "sqlite")]
-            Db::Sqlite($inner) => $call,
+            Db::Sqlite(ref $inner) => $call,
+        }
+    };
+}
+
+/// Calls the same method on whichever dialect `$db` and `$conn` are.
+macro_rules! with_conn {
+    ($db:expr, $conn:expr, ($inner:ident, $c:ident) => $call:expr) => {
+        match ($db, $conn) {
+            #[cfg(feature = "postgres")]
+            (Db::Postgres($inner), Conn::Postgres($c)) => $call,
+            #[cfg(feature = "mysql")]
+            (Db::MySql($inner), Conn::MySql($c)) => $call,
+            #[cfg(feature = "sqlite")]
+            (Db::Sqlite($inner), Conn::Sqlite($c)) => $call,
+            #[allow(unreachable_patterns)]
+            _ => Err(SqlError::Sqlx(sqlx::Error::Protocol(
+                "a connection of another dialect".to_owned(),
+            ))),
         }
     };
 }
@@ -80,11 +109,11 @@ impl Db {
     pub(crate) fn new(config: &Config) -> Result<Self> {
         Ok(match config.dialect {
             #[cfg(feature = "postgres")]
-            Dialect::Postgres => Db::Postgres(Box::new(postgres::PgDb::new(config)?)),
+            crate::Dialect::Postgres => Db::Postgres(Box::new(postgres::PgDb::new(config)?)),
             #[cfg(feature = "mysql")]
-            Dialect::MySql => Db::MySql(mysql::MyDb::new(config)?),
+            crate::Dialect::MySql => Db::MySql(mysql::MyDb::new(config)?),
             #[cfg(feature = "sqlite")]
-            Dialect::Sqlite => Db::Sqlite(sqlite::LiteDb::new(config)?),
+            crate::Dialect::Sqlite => Db::Sqlite(sqlite::LiteDb::new(config)?),
             #[allow(unreachable_patterns)]
             other => {
                 return Err(lock_core::Error::invalid_input(format!(
@@ -99,17 +128,42 @@ impl Db {
         dispatch!(self, db => db.ensure_schema().await)
     }
 
+    /// A connection from the pool, waiting at most the connect timeout.
+    pub(crate) async fn connection(&self) -> Result<Conn, SqlError> {
+        Ok(match *self {
+            #[cfg(feature = "postgres")]
+            Db::Postgres(ref db) => Conn::Postgres(db.connection().await?),
+            #[cfg(feature = "mysql")]
+            Db::MySql(ref db) => Conn::MySql(db.connection().await?),
+            #[cfg(feature = "sqlite")]
+            Db::Sqlite(ref db) => Conn::Sqlite(db.connection().await?),
+        })
+    }
+
+    /// One acquire attempt on `conn`.
     pub(crate) async fn acquire(
         &self,
+        conn: &mut Conn,
         name: &str,
         owner: Owner,
         lease: Duration,
     ) -> Result<Attempt, SqlError> {
-        dispatch!(self, db => db.acquire(name, owner, lease).await)
+        with_conn!(self, conn, (db, conn) => db.acquire(conn, name, owner, lease).await)
     }
 
-    pub(crate) async fn release(&self, name: &str, owner: Owner) -> Result<bool, SqlError> {
-        dispatch!(self, db => db.release(name, owner).await)
+    /// Releases `name` if `owner` holds it, on `conn` if given (to run after the statements
+    /// already sent on it), else on a connection from the pool.
+    pub(crate) async fn release(
+        &self,
+        conn: Option<Conn>,
+        name: &str,
+        owner: Owner,
+    ) -> Result<bool, SqlError> {
+        let mut conn = match conn {
+            Some(conn) => conn,
+            None => self.connection().await?,
+        };
+        with_conn!(self, &mut conn, (db, conn) => db.release(conn, name, owner).await)
     }
 
     pub(crate) async fn renew(

@@ -7,6 +7,7 @@ use std::time::Duration;
 use lock_core::Result;
 use sqlx::Row;
 use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError, MySqlPool, MySqlPoolOptions};
+use sqlx::pool::PoolConnection;
 
 use super::{Attempt, Owner, fence, remaining, settle, statement, whole};
 use crate::config::Config;
@@ -59,6 +60,10 @@ impl MyDb {
         })
     }
 
+    pub(crate) async fn connection(&self) -> Result<PoolConnection<sqlx::MySql>, SqlError> {
+        Ok(self.pool.acquire().await?)
+    }
+
     pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
         let mut conn = self.pool.acquire().await?;
         let query = sqlx::query(self.sql.schema.clone());
@@ -71,12 +76,12 @@ impl MyDb {
     /// until our lease ends, so "owner is ours" means "this fence is ours".
     pub(crate) async fn acquire(
         &self,
+        conn: &mut PoolConnection<sqlx::MySql>,
         name: &str,
         owner: Owner,
         lease: Duration,
     ) -> Result<Attempt, SqlError> {
         let (name, token, micros) = (name.as_bytes(), owner.as_bytes(), whole(lease, MICROSECOND));
-        let mut conn = self.pool.acquire().await?;
         let upsert = sqlx::query(self.sql.acquire.clone())
             .bind(name)
             .bind(token)
@@ -85,16 +90,16 @@ impl MyDb {
             .bind(token)
             .bind(token)
             .bind(micros);
-        let result = timed(self.timeout, upsert.execute(&mut *conn)).await;
-        match settle(&mut conn, result) {
+        let result = timed(self.timeout, upsert.execute(&mut **conn)).await;
+        match settle(conn, result) {
             Err(SqlError::Sqlx(error)) if contended(&error) => return Ok(Attempt::Contended),
             other => {
                 other?;
             }
         }
         let peek = sqlx::query(self.sql.peek.clone()).bind(name);
-        let result = timed(self.timeout, peek.fetch_optional(&mut *conn)).await;
-        let Some(row) = settle(&mut conn, result)? else {
+        let result = timed(self.timeout, peek.fetch_optional(&mut **conn)).await;
+        let Some(row) = settle(conn, result)? else {
             // Deleted by hand between the two statements: nothing to wait for.
             return Ok(Attempt::Held(Some(Duration::ZERO)));
         };
@@ -106,13 +111,17 @@ impl MyDb {
         Ok(Attempt::Held(remaining(left, MICROSECOND)))
     }
 
-    pub(crate) async fn release(&self, name: &str, owner: Owner) -> Result<bool, SqlError> {
-        let mut conn = self.pool.acquire().await?;
+    pub(crate) async fn release(
+        &self,
+        conn: &mut PoolConnection<sqlx::MySql>,
+        name: &str,
+        owner: Owner,
+    ) -> Result<bool, SqlError> {
         let query = sqlx::query(self.sql.release.clone())
             .bind(name.as_bytes())
             .bind(owner.as_bytes());
-        let result = timed(self.timeout, query.execute(&mut *conn)).await;
-        Ok(settle(&mut conn, result)?.rows_affected() == 1)
+        let result = timed(self.timeout, query.execute(&mut **conn)).await;
+        Ok(settle(conn, result)?.rows_affected() == 1)
     }
 
     pub(crate) async fn renew(

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use lock_core::Result;
 use sqlx::Row;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use super::{Attempt, Owner, fence, remaining, settle, statement, whole};
@@ -72,6 +73,10 @@ impl PgDb {
         )
     }
 
+    pub(crate) async fn connection(&self) -> Result<PoolConnection<sqlx::Postgres>, SqlError> {
+        Ok(self.pool.acquire().await?)
+    }
+
     pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
         // Concurrent `CREATE TABLE IF NOT EXISTS` can fail on PostgreSQL's catalog unique
         // index; the table exists after that, so a retry succeeds.
@@ -90,17 +95,17 @@ impl PgDb {
 
     pub(crate) async fn acquire(
         &self,
+        conn: &mut PoolConnection<sqlx::Postgres>,
         name: &str,
         owner: Owner,
         lease: Duration,
     ) -> Result<Attempt, SqlError> {
-        let mut conn = self.pool.acquire().await?;
         let query = sqlx::query(self.sql.acquire.clone())
             .bind(name)
             .bind(owner.as_bytes())
             .bind(whole(lease, MICROSECOND));
-        let result = timed(self.timeout, query.fetch_one(&mut *conn)).await;
-        let row = match settle(&mut conn, result) {
+        let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
+        let row = match settle(conn, result) {
             Err(SqlError::Sqlx(error)) if contended(&error) => return Ok(Attempt::Contended),
             other => other?,
         };
@@ -112,14 +117,18 @@ impl PgDb {
         })
     }
 
-    pub(crate) async fn release(&self, name: &str, owner: Owner) -> Result<bool, SqlError> {
-        let mut conn = self.pool.acquire().await?;
+    pub(crate) async fn release(
+        &self,
+        conn: &mut PoolConnection<sqlx::Postgres>,
+        name: &str,
+        owner: Owner,
+    ) -> Result<bool, SqlError> {
         let query = sqlx::query(self.sql.release.clone())
             .bind(name)
             .bind(owner.as_bytes())
             .bind(self.channel.as_str());
-        let result = timed(self.timeout, query.fetch_optional(&mut *conn)).await;
-        Ok(settle(&mut conn, result)?.is_some())
+        let result = timed(self.timeout, query.fetch_optional(&mut **conn)).await;
+        Ok(settle(conn, result)?.is_some())
     }
 
     pub(crate) async fn renew(

@@ -5,6 +5,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use lock_core::Result;
+use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -79,6 +80,10 @@ impl LiteDb {
         })
     }
 
+    pub(crate) async fn connection(&self) -> Result<PoolConnection<sqlx::Sqlite>, SqlError> {
+        Ok(self.pool.acquire().await?)
+    }
+
     pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
         let mut conn = self.pool.acquire().await?;
         let query = sqlx::query(self.sql.schema.clone());
@@ -88,24 +93,24 @@ impl LiteDb {
 
     pub(crate) async fn acquire(
         &self,
+        conn: &mut PoolConnection<sqlx::Sqlite>,
         name: &str,
         owner: Owner,
         lease: Duration,
     ) -> Result<Attempt, SqlError> {
-        let mut conn = self.pool.acquire().await?;
         let query = sqlx::query_scalar::<_, i64>(self.sql.acquire.clone())
             .bind(name)
             .bind(owner.as_bytes())
             .bind(whole(lease, MILLISECOND));
-        let result = timed(self.timeout, query.fetch_optional(&mut *conn)).await;
-        match settle(&mut conn, result) {
+        let result = timed(self.timeout, query.fetch_optional(&mut **conn)).await;
+        match settle(conn, result) {
             Err(SqlError::Sqlx(error)) if contended(&error) => Ok(Attempt::Contended),
             Err(error) => Err(error),
             Ok(Some(granted)) => Ok(Attempt::Granted(fence(granted)?)),
             Ok(None) => {
                 let peek = sqlx::query_scalar::<_, i64>(self.sql.peek.clone()).bind(name);
-                let result = timed(self.timeout, peek.fetch_optional(&mut *conn)).await;
-                match settle(&mut conn, result) {
+                let result = timed(self.timeout, peek.fetch_optional(&mut **conn)).await;
+                match settle(conn, result) {
                     Ok(left) => Ok(Attempt::Held(remaining(left.or(Some(0)), MILLISECOND))),
                     Err(SqlError::Sqlx(error)) if contended(&error) => Ok(Attempt::Held(None)),
                     Err(error) => Err(error),
@@ -114,13 +119,17 @@ impl LiteDb {
         }
     }
 
-    pub(crate) async fn release(&self, name: &str, owner: Owner) -> Result<bool, SqlError> {
-        let mut conn = self.pool.acquire().await?;
+    pub(crate) async fn release(
+        &self,
+        conn: &mut PoolConnection<sqlx::Sqlite>,
+        name: &str,
+        owner: Owner,
+    ) -> Result<bool, SqlError> {
         let query = sqlx::query(self.sql.release.clone())
             .bind(name)
             .bind(owner.as_bytes());
-        let result = timed(self.timeout, query.execute(&mut *conn)).await;
-        Ok(settle(&mut conn, result)?.rows_affected() == 1)
+        let result = timed(self.timeout, query.execute(&mut **conn)).await;
+        Ok(settle(conn, result)?.rows_affected() == 1)
     }
 
     pub(crate) async fn renew(
