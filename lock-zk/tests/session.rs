@@ -206,7 +206,8 @@ async fn killed_holder_process_is_replaced_after_the_session_timeout() {
 }
 
 /// Lock parents are container nodes, which ZooKeeper deletes once their last lock node is gone
-/// (its container manager checks once a minute), so parents do not pile up. (Clients cannot see
+/// (its container manager checks once a minute by default; the test servers every second), so
+/// parents do not pile up. (Clients cannot see
 /// the container flag in a stat, so the reaping itself is what this checks.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn empty_lock_parents_are_reaped_as_containers() {
