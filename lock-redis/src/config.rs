@@ -136,6 +136,9 @@ impl RedisLockBuilder {
             ));
         }
         validate_prefix(&self.key_prefix)?;
+        for url in &self.urls {
+            crate::node::parse_client(url, self.root_certificate.as_deref())?;
+        }
         for (what, timeout) in [
             ("connect timeout", self.connect_timeout),
             ("command timeout", self.command_timeout),
