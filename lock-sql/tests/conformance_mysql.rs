@@ -79,3 +79,109 @@ async fn mariadb_scheme_connects() {
         .await
         .expect("release");
 }
+
+/// The acquire statement grants exactly when the row is new, free or expired, and increments
+/// the fence exactly then, whether the server evaluates `ON DUPLICATE KEY UPDATE` assignments
+/// left to right (the default) or all against the old row (MariaDB's SIMULTANEOUS_ASSIGNMENT).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn acquire_statement_is_right_in_both_assignment_orders() {
+    use sqlx::Connection;
+    let Some(url) = url() else { return };
+    let table = format!("assign_{:08x}", rand::random::<u32>());
+    let acquire = include_str!("../sql/mysql/acquire.sql").replace("{table}", &table);
+    let schema = include_str!("../sql/mysql/schema.sql").replace("{table}", &table);
+    let release = include_str!("../sql/mysql/release.sql").replace("{table}", &table);
+    for simultaneous in [false, true] {
+        let mut conn = sqlx::MySqlConnection::connect(&url).await.expect("connect");
+        if simultaneous {
+            let mode = "SET SESSION sql_mode = CONCAT(@@sql_mode, ',SIMULTANEOUS_ASSIGNMENT')";
+            sqlx::query(mode)
+                .execute(&mut conn)
+                .await
+                .expect("sql_mode");
+        }
+        sqlx::query(sqlx::AssertSqlSafe(schema.clone()))
+            .execute(&mut conn)
+            .await
+            .expect("schema");
+        let name = format!("order-{simultaneous}");
+        let mut attempt = async |owner: u8, lease_us: i64| {
+            let token = [owner; 16];
+            sqlx::query(sqlx::AssertSqlSafe(acquire.clone()))
+                .bind(name.as_bytes())
+                .bind(&token[..])
+                .bind(lease_us)
+                .bind(&token[..])
+                .bind(&token[..])
+                .bind(&token[..])
+                .bind(lease_us)
+                .execute(&mut conn)
+                .await
+                .expect("acquire statement");
+            let row: (i64, Vec<u8>) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT fence, owner FROM `{table}` WHERE name = ?"
+            )))
+            .bind(name.as_bytes())
+            .fetch_one(&mut conn)
+            .await
+            .expect("read row");
+            (row.0, row.1 == token)
+        };
+        assert_eq!(attempt(1, 300_000).await, (1, true), "fresh row");
+        assert_eq!(
+            attempt(2, 300_000).await,
+            (1, false),
+            "live lease taken over"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        assert_eq!(
+            attempt(3, 60_000_000).await,
+            (2, true),
+            "expired lease not taken over"
+        );
+        assert_eq!(
+            attempt(4, 60_000_000).await,
+            (2, false),
+            "live lease taken over"
+        );
+        drop(attempt);
+        let mut conn = sqlx::MySqlConnection::connect(&url).await.expect("connect");
+        let released = sqlx::query(sqlx::AssertSqlSafe(release.clone()))
+            .bind(name.as_bytes())
+            .bind(&[3_u8; 16][..])
+            .execute(&mut conn)
+            .await
+            .expect("release");
+        assert_eq!(released.rows_affected(), 1);
+        drop(conn);
+        let mut conn = sqlx::MySqlConnection::connect(&url).await.expect("connect");
+        if simultaneous {
+            let mode = "SET SESSION sql_mode = CONCAT(@@sql_mode, ',SIMULTANEOUS_ASSIGNMENT')";
+            sqlx::query(mode)
+                .execute(&mut conn)
+                .await
+                .expect("sql_mode");
+        }
+        let token = [5_u8; 16];
+        sqlx::query(sqlx::AssertSqlSafe(acquire.clone()))
+            .bind(name.as_bytes())
+            .bind(&token[..])
+            .bind(60_000_000_i64)
+            .bind(&token[..])
+            .bind(&token[..])
+            .bind(&token[..])
+            .bind(60_000_000_i64)
+            .execute(&mut conn)
+            .await
+            .expect("acquire after release");
+        let fence: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT fence FROM `{table}` WHERE name = ? AND owner = ?"
+        )))
+        .bind(name.as_bytes())
+        .bind(&token[..])
+        .fetch_one(&mut conn)
+        .await
+        .expect("released row not taken over");
+        assert_eq!(fence, 3);
+    }
+}
