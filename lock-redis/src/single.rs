@@ -131,11 +131,12 @@ impl RedisLock {
             };
             let now = Instant::now();
             if deadline.is_some_and(|deadline| now >= deadline) {
-                if queue_ttl.is_some() {
-                    // Leave the queue now, so nobody waits for an entry that will not try.
-                    node.release(&keys, &token).await?;
+                // Leave the queue now, so nobody waits for an entry that will not try. If that
+                // fails, the still armed cleanup tries again in the background (and the entry
+                // expires after the waiter ttl regardless).
+                if queue_ttl.is_none() || node.release(&keys, &token).await.is_ok() {
+                    cleanup.disarm();
                 }
-                cleanup.disarm();
                 return Ok(None);
             }
             let Some(subscription) = subscription.as_mut() else {

@@ -70,7 +70,7 @@ impl Subscriber {
     /// Registers a waiter on `channel`, subscribing if it is the first, and waits up to
     /// `timeout` for the subscription to be confirmed.
     pub(crate) async fn subscribe(&self, channel: &str, timeout: Duration) -> Subscription {
-        let mut receiver = {
+        let receiver = {
             let mut channels = lock(&self.channels);
             let entry = channels.entry(channel.to_owned()).or_insert_with(|| Entry {
                 waiters: 0,
@@ -82,6 +82,13 @@ impl Subscriber {
             }
             entry.state.subscribe()
         };
+        // Built before the await below, so a dropped future still unregisters.
+        let mut subscription = Subscription {
+            subscriber: self.clone(),
+            channel: channel.to_owned(),
+            receiver,
+        };
+        let receiver = &mut subscription.receiver;
         let start = receiver.borrow_and_update().clone();
         if !start.live {
             let confirmed =
@@ -89,11 +96,7 @@ impl Subscriber {
             let _ = tokio::time::timeout(timeout, confirmed).await;
         }
         receiver.mark_unchanged();
-        Subscription {
-            subscriber: self.clone(),
-            channel: channel.to_owned(),
-            receiver,
-        }
+        subscription
     }
 }
 
