@@ -144,7 +144,6 @@ async fn acquire_statement_is_right_in_both_assignment_orders() {
             (2, false),
             "live lease taken over"
         );
-        drop(attempt);
         let mut conn = sqlx::MySqlConnection::connect(&url).await.expect("connect");
         let released = sqlx::query(sqlx::AssertSqlSafe(release.clone()))
             .bind(name.as_bytes())
