@@ -162,7 +162,7 @@ impl Redlock {
                 ErrorKind::Unavailable,
                 format!(
                     "only {answered} of {} Redis masters answered; Redlock needs {quorum} \
-                     (nothing is left held)",
+                     (the partial grant was released on every master that answers)",
                     nodes.len()
                 ),
             );
