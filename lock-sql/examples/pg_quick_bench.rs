@@ -57,6 +57,20 @@ async fn main() -> Result<(), Failure> {
             run_for,
         );
     }
+    // The same 32 clients as tasks of one process sharing one `SqlLock` (one pool of 10, one
+    // listening connection), to separate the cost of 32 listeners from that of the herd.
+    let shared = SqlLock::builder(&url).pool_size(10).connect().await?;
+    let pairs = run(32, run_for, |name, stop| {
+        let lock = shared.clone();
+        async move { locking_loop(&lock, &name, &stop).await }
+    })
+    .await?;
+    report(
+        "lock-sql, one SqlLock shared by 32 tasks",
+        32,
+        pairs,
+        run_for,
+    );
     drop(server);
     Ok(())
 }
@@ -101,6 +115,11 @@ where
 /// Acquire and release through `SqlLock` until told to stop.
 async fn distlock_client(url: &str, name: &str, stop: &AtomicBool) -> Result<u64, Failure> {
     let lock = SqlLock::builder(url).pool_size(2).connect().await?;
+    locking_loop(&lock, name, stop).await
+}
+
+/// Acquire and release `name` on `lock` until told to stop.
+async fn locking_loop(lock: &SqlLock, name: &str, stop: &AtomicBool) -> Result<u64, Failure> {
     let mut pairs = 0;
     while !stop.load(Ordering::Relaxed) {
         let guard = match lock.acquire_timeout(name, Duration::from_secs(1)).await {
