@@ -1,0 +1,124 @@
+// Apache Curator's InterProcessMutex under the same contention loop as the Rust runner.
+//
+//   java CuratorBench CONNECT PATH SECONDS C1,C2,...
+//
+// For each client count C: C sessions (own ZooKeeper connections) take the lock PATH-C in a loop
+// for SECONDS. Every critical section passes an in-process overlap detector. Prints, per count:
+//   begin C
+//   s <client> <wait_ns> <pair_ns> <previous client or -1> <gap_ns or -1>   (one per grant)
+//   end C <overlaps> <seconds>
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+public class CuratorBench {
+    static final AtomicInteger inside = new AtomicInteger();
+    static final AtomicInteger overlaps = new AtomicInteger();
+    static final Object lastLock = new Object();
+    static int lastClient = -1;
+    static long lastLeft = -1;
+
+    static CuratorFramework connect(String connect) throws Exception {
+        CuratorFramework client = CuratorFrameworkFactory.newClient(
+                connect, 10000, 5000, new ExponentialBackoffRetry(100, 3));
+        client.start();
+        if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("no ZooKeeper session with " + connect);
+        }
+        return client;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String connect = args[0];
+        String path = args[1];
+        double seconds = Double.parseDouble(args[2]);
+        CuratorFramework warm = connect(connect);
+        InterProcessMutex warmMutex = new InterProcessMutex(warm, path + "-warmup");
+        for (int i = 0; i < 300; i++) {
+            warmMutex.acquire();
+            warmMutex.release();
+        }
+        warm.close();
+        for (String count : args[3].split(",")) {
+            run(connect, path + "-" + count, Integer.parseInt(count), seconds);
+        }
+        System.out.flush();
+    }
+
+    static void run(String connect, String path, int clients, double seconds) throws Exception {
+        List<CuratorFramework> sessions = new ArrayList<>();
+        for (int i = 0; i < clients; i++) {
+            sessions.add(connect(connect));
+        }
+        overlaps.set(0);
+        synchronized (lastLock) {
+            lastClient = -1;
+            lastLeft = -1;
+        }
+        List<String> lines = java.util.Collections.synchronizedList(new ArrayList<>());
+        long start = System.nanoTime();
+        long deadline = start + (long) (seconds * 1e9);
+        List<Thread> threads = new ArrayList<>();
+        for (int c = 0; c < clients; c++) {
+            final int id = c;
+            final InterProcessMutex mutex = new InterProcessMutex(sessions.get(c), path);
+            Thread thread = new Thread(() -> {
+                try {
+                    while (System.nanoTime() < deadline) {
+                        long asked = System.nanoTime();
+                        mutex.acquire();
+                        long granted = System.nanoTime();
+                        if (inside.getAndIncrement() != 0) {
+                            overlaps.incrementAndGet();
+                        }
+                        int previous;
+                        long gap;
+                        synchronized (lastLock) {
+                            previous = lastClient;
+                            gap = lastLeft < 0 ? -1 : granted - lastLeft;
+                            lastClient = id;
+                        }
+                        Thread.yield();
+                        synchronized (lastLock) {
+                            lastLeft = System.nanoTime();
+                        }
+                        inside.decrementAndGet();
+                        mutex.release();
+                        long done = System.nanoTime();
+                        lines.add("s " + id + " " + (granted - asked) + " " + (done - asked) + " "
+                                + previous + " " + gap);
+                    }
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            threads.add(thread);
+            thread.start();
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        double elapsed = (System.nanoTime() - start) / 1e9;
+        StringBuilder out = new StringBuilder();
+        out.append("begin ").append(clients).append('\n');
+        synchronized (lines) {
+            for (String line : lines) {
+                out.append(line).append('\n');
+            }
+        }
+        out.append("end ").append(clients).append(' ').append(overlaps.get()).append(' ')
+                .append(elapsed).append('\n');
+        System.out.print(out);
+        System.out.flush();
+        for (CuratorFramework session : sessions) {
+            session.close();
+        }
+    }
+}

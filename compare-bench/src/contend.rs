@@ -1,0 +1,133 @@
+//! The contention driver: clients take one lock in a loop, each critical section passes through
+//! the overlap detector, every grant becomes a [`Sample`].
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use lock_core::{AcquireOptions, DistributedLock, DistributedLockExt, LockGuard, LockName};
+
+use crate::BenchResult;
+use crate::overlap::OverlapDetector;
+use crate::stats::Sample;
+
+/// One client of one lock: its own connection or session, as a separate process would have.
+#[async_trait]
+pub trait Contender: Send + Sync {
+    /// Waits until the lock is ours.
+    async fn acquire(&self) -> BenchResult<Box<dyn Held>>;
+}
+
+/// A hold of a [`Contender`]'s lock.
+#[async_trait]
+pub trait Held: Send {
+    /// Gives the lock back.
+    async fn release(self: Box<Self>) -> BenchResult<()>;
+}
+
+/// How a contended run goes.
+#[derive(Clone, Copy, Debug)]
+pub struct Run {
+    /// Clients stop asking after this long.
+    pub duration: Duration,
+    /// Time spent inside the critical section (zero: one scheduler yield).
+    pub hold: Duration,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Every grant.
+    pub samples: Vec<Sample>,
+    /// Wall time until the last client finished.
+    pub seconds: f64,
+    /// Overlaps the detector counted.
+    pub overlaps: u64,
+}
+
+/// Runs `clients` against each other until `run.duration` has passed.
+///
+/// # Errors
+///
+/// The first client error (the run stops counting it).
+pub async fn contend(clients: Vec<Arc<dyn Contender>>, run: Run) -> BenchResult<Outcome> {
+    let detector = Arc::new(OverlapDetector::new());
+    let started = Instant::now();
+    let deadline = started + run.duration;
+    let mut tasks = Vec::new();
+    for (id, client) in clients.into_iter().enumerate() {
+        let detector = Arc::clone(&detector);
+        tasks.push(tokio::spawn(async move {
+            let mut samples = Vec::new();
+            while Instant::now() < deadline {
+                let asked = Instant::now();
+                let held = client.acquire().await?;
+                let granted = Instant::now();
+                let entry = detector.enter(id);
+                if run.hold.is_zero() {
+                    tokio::task::yield_now().await;
+                } else {
+                    tokio::time::sleep(run.hold).await;
+                }
+                detector.leave();
+                held.release().await?;
+                samples.push(Sample {
+                    client: id,
+                    wait: granted - asked,
+                    pair: asked.elapsed(),
+                    previous: entry.previous,
+                    gap: entry.gap,
+                });
+            }
+            Ok::<_, crate::BenchError>(samples)
+        }));
+    }
+    let mut samples = Vec::new();
+    for task in tasks {
+        samples.extend(task.await??);
+    }
+    Ok(Outcome {
+        samples,
+        seconds: started.elapsed().as_secs_f64(),
+        overlaps: detector.overlaps(),
+    })
+}
+
+/// A distlock client of one lock name.
+#[derive(Debug)]
+pub struct DistlockContender {
+    lock: Arc<dyn DistributedLock>,
+    name: LockName,
+    options: AcquireOptions,
+}
+
+impl DistlockContender {
+    /// `lock`'s lock `name`, acquired with default options (wait forever, 30 s renewed lease).
+    pub fn new(lock: Arc<dyn DistributedLock>, name: &LockName) -> Self {
+        Self {
+            lock,
+            name: name.clone(),
+            options: AcquireOptions::default(),
+        }
+    }
+}
+
+struct GuardHeld(LockGuard);
+
+#[async_trait]
+impl Contender for DistlockContender {
+    async fn acquire(&self) -> BenchResult<Box<dyn Held>> {
+        let guard = self
+            .lock
+            .acquire_timeout_with(&self.name, &self.options)
+            .await?;
+        Ok(Box::new(GuardHeld(guard)))
+    }
+}
+
+#[async_trait]
+impl Held for GuardHeld {
+    async fn release(self: Box<Self>) -> BenchResult<()> {
+        Ok(self.0.release().await?)
+    }
+}

@@ -1,0 +1,12 @@
+//! Peer lock implementations measured beside distlock on the same servers.
+
+pub mod curator;
+pub mod pg;
+pub mod redis_poll;
+pub mod rslock_peer;
+pub mod zk_herd;
+
+/// A random token identifying one holder.
+pub fn token() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}

@@ -1,0 +1,81 @@
+//! Scenario 1, latency: one client, no contention, acquire+release pairs back to back.
+
+use std::time::Duration;
+
+use crate::BenchResult;
+use crate::contend::{Outcome, Run, contend};
+use crate::peers::curator::Curator;
+use crate::record::Record;
+use crate::scenarios::{Ctx, Kind, all_kinds, client, fresh_name};
+use crate::servers::host_port;
+use crate::stats::summarize;
+
+/// The scenario id.
+pub const ID: &str = "latency";
+
+/// Warm-up pairs before each timed run (connections, prepared statements, scripts cached).
+const WARMUP: usize = 20;
+
+/// Runs every system for the run's latency duration.
+///
+/// # Errors
+///
+/// None of its own: a system that fails is noted as skipped.
+pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
+    let seconds = ctx.pick(0.5, 3.0);
+    for kind in all_kinds() {
+        match measure(ctx, kind, seconds).await {
+            Ok(outcome) => ctx.push(record(&kind.system(), kind.backend(), &outcome)),
+            Err(error) => ctx.skip(format!("{ID}: {}: {error}", kind.system())),
+        }
+    }
+    match curator(ctx, seconds) {
+        Ok((system, outcome)) => ctx.push(record(&system, "zookeeper", &outcome)),
+        Err(error) => ctx.skip(format!("{ID}: Curator: {error}")),
+    }
+    Ok(())
+}
+
+async fn measure(ctx: &Ctx, kind: Kind, seconds: f64) -> BenchResult<Outcome> {
+    let name = fresh_name(ID);
+    let lock = client(kind, &ctx.servers, &name).await?;
+    for _ in 0..WARMUP {
+        lock.acquire().await?.release().await?;
+    }
+    let run = Run {
+        duration: Duration::from_secs_f64(seconds),
+        hold: Duration::ZERO,
+    };
+    contend(vec![lock], run).await
+}
+
+/// Curator with one client, `(system label, outcome)`.
+///
+/// # Errors
+///
+/// As [`Curator::compile`] and [`Curator::run`].
+pub fn curator(ctx: &Ctx, seconds: f64) -> BenchResult<(String, Outcome)> {
+    let program = Curator::compile()?;
+    let (host, port) = host_port(&ctx.servers.zookeeper).ok_or("no ZooKeeper port")?;
+    let path = format!("/curator-bench/{}", fresh_name(ID).replace('/', "-"));
+    let mut results = program.run(&format!("{host}:{port}"), &path, seconds, &[1])?;
+    let (_, outcome) = results.pop().ok_or("Curator printed no result")?;
+    Ok((curator_system(), outcome))
+}
+
+/// Curator's `system` label.
+pub fn curator_system() -> String {
+    let version = crate::machine::package_version("libcurator-recipes-java");
+    format!(
+        "Curator InterProcessMutex {}",
+        version.split('-').next().unwrap_or(&version)
+    )
+}
+
+/// The latency record: p50/p99/max are acquire+release pair times.
+pub fn record(system: &str, backend: &str, outcome: &Outcome) -> Record {
+    let summary = summarize(&outcome.samples, 1, outcome.seconds);
+    let mut record = Record::new(ID, system, backend).summary(1, &summary, summary.pair);
+    record.overlaps = outcome.overlaps;
+    record
+}

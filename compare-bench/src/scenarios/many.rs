@@ -1,0 +1,117 @@
+//! Scenario 7, many locks: 1, 100 and 10,000 distinct names held at once by one client:
+//! acquire throughput, and the server's memory per held lock.
+
+use std::time::Instant;
+
+use futures_util::{StreamExt, stream};
+use lock_core::{DistributedLockExt, LockGuard};
+
+use crate::BenchResult;
+use crate::counters;
+use crate::record::Record;
+use crate::scenarios::{Ctx, fresh_name};
+use crate::servers::Servers;
+
+/// The scenario id.
+pub const ID: &str = "many";
+
+/// Acquisitions in flight at once.
+const PARALLEL: usize = 16;
+
+/// Runs each backend at each count.
+///
+/// # Errors
+///
+/// None of its own: a point that fails is noted as skipped.
+pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
+    let counts: Vec<usize> = ctx.pick(vec![1, 100, 1000], vec![1, 100, 10_000]);
+    for backend in ["redis", "zookeeper", "postgres", "mysql"] {
+        for &count in &counts {
+            match measure(&ctx.servers, backend, count).await {
+                Ok(record) => ctx.push(record),
+                Err(error) => ctx.skip(format!("{ID}: {backend} x{count}: {error}")),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Server memory in bytes attributable to locks, and what was read.
+async fn memory(
+    servers: &Servers,
+    backend: &str,
+    table: &str,
+) -> BenchResult<Option<(u64, &'static str)>> {
+    Ok(match backend {
+        "redis" => Some((
+            counters::redis_memory(&servers.redis).await?,
+            "INFO memory used_memory",
+        )),
+        "zookeeper" => {
+            let mntr = counters::zk_mntr(&servers.zookeeper)?;
+            let size = counters::mntr_number(&mntr, "zk_approximate_data_size") as u64;
+            Some((size, "mntr zk_approximate_data_size"))
+        }
+        "postgres" => Some((
+            counters::pg_table_size(&servers.postgres, table).await?,
+            "pg_total_relation_size of the lock table",
+        )),
+        _ => None,
+    })
+}
+
+async fn measure(servers: &Servers, backend: &str, count: usize) -> BenchResult<Record> {
+    let table = format!("bench_many_{}", rand::random::<u32>());
+    let url = match backend {
+        "postgres" | "mysql" => format!(
+            "{}?lock_table={table}&lock_pool_size={PARALLEL}",
+            servers.url(backend)
+        ),
+        _ => servers.url(backend),
+    };
+    let lock = distlock::connect(&url).await?;
+    let prefix = fresh_name(ID);
+    // The table exists (empty) before the first reading.
+    lock.acquire(format!("{prefix}/warm"))
+        .await?
+        .release()
+        .await?;
+    let before = memory(servers, backend, &table).await?;
+    let started = Instant::now();
+    let guards: Vec<BenchResult<LockGuard>> = stream::iter(0..count)
+        .map(|i| {
+            let (lock, name) = (lock.clone(), format!("{prefix}/{i}"));
+            async move { Ok(lock.acquire(name).await?) }
+        })
+        .buffer_unordered(PARALLEL)
+        .collect()
+        .await;
+    let seconds = started.elapsed().as_secs_f64();
+    let guards: Vec<LockGuard> = guards.into_iter().collect::<BenchResult<_>>()?;
+    let after = memory(servers, backend, &table).await?;
+    let mut record = Record::new(
+        ID,
+        &format!("distlock {}", env!("CARGO_PKG_VERSION")),
+        backend,
+    );
+    record.clients = 1;
+    record.ops = count as u64;
+    record.seconds = seconds;
+    record.ops_per_s = count as f64 / seconds.max(1e-9);
+    record = record
+        .with("held", count as u64)
+        .with("parallel", PARALLEL as u64);
+    if let (Some((before, source)), Some((after, _))) = (before, after) {
+        let per_lock = (after as f64 - before as f64) / count as f64;
+        record = record
+            .with("bytes_per_lock", per_lock.round())
+            .with("memory_source", source);
+    }
+    let released: Vec<BenchResult<()>> = stream::iter(guards)
+        .map(|guard| async move { Ok(guard.release().await?) })
+        .buffer_unordered(PARALLEL)
+        .collect()
+        .await;
+    released.into_iter().collect::<BenchResult<Vec<()>>>()?;
+    Ok(record)
+}

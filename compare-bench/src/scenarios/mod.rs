@@ -1,0 +1,209 @@
+//! The scenarios of the report, one file each, and what they share: the systems under test and
+//! how to open one client of each.
+
+pub mod contention;
+pub mod crash;
+pub mod failover;
+pub mod herd;
+pub mod latency;
+pub mod many;
+pub mod waiting;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use lock_core::LockName;
+
+use crate::BenchResult;
+use crate::contend::{Contender, DistlockContender};
+use crate::machine::crate_versions;
+use crate::peers::{pg, redis_poll::RedisPollLock, rslock_peer::RsLock};
+use crate::record::Record;
+use crate::servers::Servers;
+
+/// What a scenario needs: the servers, the run's size, and where results go.
+#[derive(Debug)]
+pub struct Ctx {
+    /// The servers of the run.
+    pub servers: Servers,
+    /// `--quick`: shorter runs and fewer points.
+    pub quick: bool,
+    /// Results so far.
+    pub records: Vec<Record>,
+    /// Scenarios or systems that could not run, and why.
+    pub skipped: Vec<String>,
+}
+
+impl Ctx {
+    /// `quick` if the run is quick, else `full`.
+    pub fn pick<T>(&self, quick: T, full: T) -> T {
+        if self.quick { quick } else { full }
+    }
+
+    /// Records a result, printing it as it comes.
+    pub fn push(&mut self, record: Record) {
+        println!("{}", record.to_line());
+        self.records.push(record);
+    }
+
+    /// Notes something that could not run.
+    pub fn skip(&mut self, what: impl Into<String>) {
+        let what = what.into();
+        eprintln!("skipped: {what}");
+        self.skipped.push(what);
+    }
+}
+
+/// A lock implementation under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// distlock over one backend (`memory`, `sqlite`, `postgres`, `mysql`, `redis`, `zookeeper`).
+    Distlock(&'static str),
+    /// Hand-written Redis `SET NX PX` + Lua release, polling every this many milliseconds.
+    RedisPoll(u64),
+    /// The rslock crate on one Redis.
+    RsLock,
+    /// Hand-written PostgreSQL unique-row lock, polling every this many milliseconds.
+    PgRow(u64),
+    /// PostgreSQL `pg_advisory_lock`.
+    PgAdvisory,
+}
+
+impl Kind {
+    /// The `system` label: library and version.
+    pub fn system(self) -> String {
+        match self {
+            Kind::Distlock(_) => format!("distlock {}", env!("CARGO_PKG_VERSION")),
+            Kind::RedisPoll(ms) => format!("SET NX PX + EVALSHA, {ms} ms poll"),
+            Kind::RsLock => format!("rslock {}", crate_versions("rslock").join("/")),
+            Kind::PgRow(ms) => format!("INSERT ON CONFLICT/DELETE, {ms} ms poll"),
+            Kind::PgAdvisory => "pg_advisory_lock".to_owned(),
+        }
+    }
+
+    /// The server it runs on.
+    pub fn backend(self) -> &'static str {
+        match self {
+            Kind::Distlock(backend) => backend,
+            Kind::RedisPoll(_) | Kind::RsLock => "redis",
+            Kind::PgRow(_) | Kind::PgAdvisory => "postgres",
+        }
+    }
+}
+
+/// The distlock backends, in report order.
+pub const BACKENDS: [&str; 6] = [
+    "memory",
+    "sqlite",
+    "postgres",
+    "mysql",
+    "redis",
+    "zookeeper",
+];
+
+/// Every system of the latency and contention scenarios except Curator (a JVM, run apart).
+pub fn all_kinds() -> Vec<Kind> {
+    let mut kinds: Vec<Kind> = BACKENDS.iter().map(|b| Kind::Distlock(b)).collect();
+    kinds.extend([
+        Kind::RedisPoll(1),
+        Kind::RsLock,
+        Kind::PgRow(1),
+        Kind::PgAdvisory,
+    ]);
+    kinds
+}
+
+/// A fresh lock name for one run.
+pub fn fresh_name(scenario: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("bench/{scenario}/{n}-{:08x}", rand::random::<u32>())
+}
+
+/// The distlock URL of `backend` with small per-client pools for the SQL servers.
+pub fn distlock_url(servers: &Servers, backend: &str) -> String {
+    let url = servers.url(backend);
+    match backend {
+        "postgres" | "mysql" => format!("{url}?lock_pool_size=2"),
+        _ => url,
+    }
+}
+
+/// Opens one independent client (own connection or session) of `kind` for lock `name`.
+///
+/// # Errors
+///
+/// The connection's error.
+pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Arc<dyn Contender>> {
+    Ok(match kind {
+        Kind::Distlock(backend) => {
+            let lock = distlock::connect(&distlock_url(servers, backend)).await?;
+            Arc::new(DistlockContender::new(lock, &LockName::new(name)?))
+        }
+        Kind::RedisPoll(ms) => {
+            Arc::new(RedisPollLock::connect(&servers.redis, name, Duration::from_millis(ms)).await?)
+        }
+        Kind::RsLock => Arc::new(RsLock::new(&servers.redis, name)),
+        Kind::PgRow(ms) => {
+            pg::ensure_table(&servers.postgres).await?;
+            Arc::new(
+                pg::PgRowLock::connect(&servers.postgres, name, Duration::from_millis(ms)).await?,
+            )
+        }
+        Kind::PgAdvisory => {
+            Arc::new(pg::PgAdvisoryLock::connect(&servers.postgres, advisory_key(name)).await?)
+        }
+    })
+}
+
+/// A stable advisory-lock key for a name (FNV-1a), so every client of a name shares it.
+pub fn advisory_key(name: &str) -> i64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in name.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    (hash >> 1) as i64
+}
+
+/// Opens `count` clients of `kind` for `name`.
+///
+/// # Errors
+///
+/// As [`client`].
+pub async fn clients(
+    kind: Kind,
+    servers: &Servers,
+    name: &str,
+    count: usize,
+) -> BenchResult<Vec<Arc<dyn Contender>>> {
+    let mut opened = Vec::with_capacity(count);
+    for _ in 0..count {
+        opened.push(client(kind, servers, name).await?);
+    }
+    Ok(opened)
+}
+
+/// The run's parameters for the report header (the same choices the scenarios make).
+pub fn parameters(quick: bool) -> serde_json::Value {
+    let pick = |q: serde_json::Value, f: serde_json::Value| if quick { q } else { f };
+    serde_json::json!({
+        "mode": if quick { "quick" } else { "full" },
+        "latency_seconds_per_system": pick(0.5.into(), 3.0.into()),
+        "contention_seconds_per_point": pick(0.5.into(), 2.0.into()),
+        "contention_clients": contention::counts(quick),
+        "critical_section": "one scheduler yield (herd: 1 ms sleep)",
+        "waiting_waiters": pick(8.into(), 16.into()),
+        "waiting_window_seconds": pick(2.into(), 5.into()),
+        "herd_waiters": pick(serde_json::json!([8, 32]), serde_json::json!([8, 32, 128])),
+        "herd_seconds": pick(1.0.into(), 3.0.into()),
+        "crash_trials": pick(1.into(), 3.into()),
+        "failover_trials_redis": pick(2.into(), 5.into()),
+        "failover_trials_zookeeper": pick(1.into(), 3.into()),
+        "many_counts": pick(serde_json::json!([1, 100, 1000]), serde_json::json!([1, 100, 10000])),
+        "distlock_options": "AcquireOptions::default(): wait forever, 30 s lease renewed at 1/3; SQL pools of 2 per client",
+        "peer_lease": "30 s (rslock TTL, SET PX, row expires_at)",
+        "rslock_retry": "defaults (3 tries, random 0..200 ms delay), looped by acquire_no_guard",
+    })
+}
