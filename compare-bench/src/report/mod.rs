@@ -1,5 +1,6 @@
 //! The report: `results.jsonl`, SVG charts and `report.md`, all from the records of one run.
 
+mod coordination;
 mod goals;
 mod sections;
 

@@ -1,7 +1,6 @@
 //! One report section per scenario: a sentence on the seed claim, a chart and a table.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::BenchResult;
@@ -9,6 +8,7 @@ use crate::chart::{self, Series};
 use crate::record::Record;
 use crate::scenarios::Kind;
 
+use super::coordination;
 use super::{ms, num, of, table};
 
 type Section = fn(&Path, &[Record]) -> BenchResult<String>;
@@ -17,18 +17,23 @@ type Section = fn(&Path, &[Record]) -> BenchResult<String>;
 pub(super) const ALL: [(&str, &str, Section); 7] = [
     ("latency", "1. Latency (uncontended)", latency),
     ("contention", "2. Contention sweep", contention),
-    ("waiting", "3. Cost of waiting", waiting),
-    ("herd", "4. Herd effect", herd),
-    ("crash", "5. Crash recovery", crash),
-    ("failover", "6. Failover safety", failover),
+    ("waiting", "3. Cost of waiting", coordination::waiting),
+    ("herd", "4. Herd effect", coordination::herd),
+    ("crash", "5. Crash recovery", coordination::crash),
+    ("failover", "6. Failover safety", coordination::failover),
     ("many", "7. Many locks", many),
 ];
 
-fn ours() -> String {
+pub(super) fn ours() -> String {
     Kind::Distlock("redis").system()
 }
 
-fn label(r: &Record) -> String {
+/// "confirmed" or "refuted", as the numbers say.
+pub(super) fn verdict(holds: bool) -> &'static str {
+    if holds { "confirmed" } else { "refuted here" }
+}
+
+pub(super) fn label(r: &Record) -> String {
     format!("{} / {}", r.system, r.backend)
 }
 
@@ -145,8 +150,8 @@ fn latency(out: &Path, records: &[Record]) -> BenchResult<String> {
         )
     });
     Ok(format!(
-        "## 1. Latency (uncontended)\n\n{sentence}Seed claim: ZooKeeper is for coordination at modest rates while Redis \
-         takes high rates; the pairs/s below put a number on it for one client.\n\n![latency](latency.svg)\n\n{}\n",
+        "## 1. Latency (uncontended)\n\n{sentence}One client, acquire+release back to back after an untimed \
+         warm-up; p50/p99/max are pair times.\n\n![latency](latency.svg)\n\n{}\n",
         table(
             &[
                 "system",
@@ -211,10 +216,37 @@ fn contention(out: &Path, records: &[Record]) -> BenchResult<String> {
             ]
         })
         .collect();
+    let ours = ours();
+    let at32 = |backend: &str| get(records, "contention", &ours, backend, 32);
+    let sentence = match (
+        at32("redis"),
+        at32("postgres"),
+        at32("mysql"),
+        at32("zookeeper"),
+    ) {
+        (Some(redis), Some(pg), Some(my), Some(zk)) => format!(
+            "At 32 clients distlock takes {} pairs/s on Redis, {} on ZooKeeper, {} on PostgreSQL and {} on \
+             MariaDB, with p99 waits of {}, {}, {} and {} ms: that the database locks bottleneck is {}; \
+             that Redis takes the most concurrency is {}. ",
+            num(redis.ops_per_s),
+            num(zk.ops_per_s),
+            num(pg.ops_per_s),
+            num(my.ops_per_s),
+            ms(redis.p99_us),
+            ms(zk.p99_us),
+            ms(pg.p99_us),
+            ms(my.p99_us),
+            verdict(pg.ops_per_s.max(my.ops_per_s) < redis.ops_per_s),
+            verdict(redis.ops_per_s >= zk.ops_per_s.max(pg.ops_per_s).max(my.ops_per_s))
+        ),
+        _ => String::new(),
+    };
     Ok(format!(
-        "## 2. Contention sweep\n\nSeed claims: databases bottleneck under contention; Redis takes high concurrency. \
+        "## 2. Contention sweep\n\n{sentence}Seed claims: databases bottleneck under contention; Redis takes high concurrency. \
          Each client has its own connection or session. Wait = from asking to grant; fairness = fewest..most grants \
-         per client; handoffs = grants whose previous holder was another client.\n\n\
+         per client; handoffs = grants whose previous holder was another client. An unfair lock lets a \
+         client that just released take the lock again at once: its pairs/s are high and most of its \
+         waits tiny, while the fairness column shows clients that got almost nothing.\n\n\
          ![throughput](contention_throughput.svg)\n\n![p99](contention_p99.svg)\n\n{}\n",
         table(
             &[
@@ -228,247 +260,6 @@ fn contention(out: &Path, records: &[Record]) -> BenchResult<String> {
                 "fairness",
                 "handoffs",
                 "overlaps"
-            ],
-            &rows
-        )
-    ))
-}
-
-fn waiting(out: &Path, records: &[Record]) -> BenchResult<String> {
-    let runs = of(records, "waiting");
-    let bars: Vec<(String, f64)> = runs
-        .iter()
-        .map(|r| {
-            (
-                label(r),
-                r.number("server_requests_per_s_waiting")
-                    .unwrap_or(0.0)
-                    .max(0.01),
-            )
-        })
-        .collect();
-    chart::bars(
-        &out.join("waiting.svg"),
-        "Server requests/s while waiters wait on a held lock (log)",
-        "requests/s",
-        &bars,
-        true,
-    )?;
-    let rows: Vec<Vec<String>> = runs
-        .iter()
-        .map(|r| {
-            vec![
-                r.system.clone(),
-                r.backend.clone(),
-                r.clients.to_string(),
-                r.text("request_unit").unwrap_or("").to_owned(),
-                num(r
-                    .number("server_requests_per_s_waiting")
-                    .unwrap_or(f64::NAN)),
-                num(r.number("requests_per_waiter_per_s").unwrap_or(f64::NAN)),
-                num(r.number("client_cpu_percent").unwrap_or(f64::NAN)),
-                num(r.number("requests_per_release").unwrap_or(f64::NAN)),
-                num(r.number("server_counter_per_s_waiting").unwrap_or(f64::NAN)),
-            ]
-        })
-        .collect();
-    let ours = ours();
-    let pick = |system: &str, backend: &str| {
-        runs.iter()
-            .find(|r| r.system == system && r.backend == backend)
-            .and_then(|r| r.number("server_requests_per_s_waiting"))
-    };
-    let sentence = match (
-        pick(&ours, "redis"),
-        pick(&Kind::RedisPoll(1).system(), "redis"),
-        pick(&ours, "zookeeper"),
-    ) {
-        (Some(ours_redis), Some(poll), Some(zk)) => format!(
-            "A polling Redis client at 1 ms costs {} commands/s while it waits; distlock's pub/sub waiters cost {} and \
-             ZooKeeper's watches {} packets/s (session pings). This confirms \"Redis must keep trying\" for polling \
-             clients and refutes it for a pub/sub design. ",
-            num(poll),
-            num(ours_redis),
-            num(zk)
-        ),
-        _ => String::new(),
-    };
-    Ok(format!(
-        "## 3. Cost of waiting\n\n{sentence}Counters are server-side (units per row); client CPU is this process's \
-         utime+stime over the window, as a percentage of one core. Redis requests are the commands clients \
-         sent, counted with `MONITOR`; the last column is the server's own counter (for Redis `INFO \
-         commandstats`, which also counts every command a Lua script runs). Requests per release are counted while the \
-         waiters drain (each takes the lock once), including the grants' own commands.\n\n![waiting](waiting.svg)\n\n{}\n",
-        table(
-            &[
-                "system",
-                "backend",
-                "waiters",
-                "unit",
-                "requests/s waiting",
-                "per waiter per s",
-                "client CPU %",
-                "requests per release",
-                "server counter/s waiting"
-            ],
-            &rows
-        )
-    ))
-}
-
-fn herd(out: &Path, records: &[Record]) -> BenchResult<String> {
-    let runs = of(records, "herd");
-    let mut wake: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for r in &runs {
-        wake.entry(r.system.clone()).or_default().push((
-            r.clients as f64,
-            r.number("wakeups_per_release").unwrap_or(0.0).max(0.01),
-        ));
-    }
-    chart::lines(
-        &out.join("herd.svg"),
-        "Wake-ups per release by waiters (log-log)",
-        "waiters",
-        "wake-ups per release",
-        &wake.into_iter().collect::<Vec<_>>(),
-    )?;
-    let rows: Vec<Vec<String>> = runs
-        .iter()
-        .map(|r| {
-            vec![
-                r.system.clone(),
-                r.clients.to_string(),
-                r.ops.to_string(),
-                num(r.number("wakeups_per_release").unwrap_or(f64::NAN)),
-                num(r.number("packets_per_release").unwrap_or(f64::NAN)),
-                ms(r.p50_us),
-                ms(r.p99_us),
-                r.overlaps.to_string(),
-            ]
-        })
-        .collect();
-    Ok(format!(
-        "## 4. Herd effect\n\nSeed claim: watching one node makes every release wake every waiter; watching the \
-         predecessor wakes one. Each run has one holder plus the waiters, 1 ms critical sections; wake-ups are watch \
-         notifications the clients received, packets are ZooKeeper's `mntr` packets received per release; latency \
-         is handoff (release to the next grant).\n\n![herd](herd.svg)\n\n{}\n",
-        table(
-            &[
-                "recipe",
-                "waiters",
-                "releases",
-                "wake-ups per release",
-                "packets per release",
-                "handoff p50 ms",
-                "handoff p99 ms",
-                "overlaps"
-            ],
-            &rows
-        )
-    ))
-}
-
-fn crash(out: &Path, records: &[Record]) -> BenchResult<String> {
-    let runs = of(records, "crash");
-    let bars: Vec<(String, f64)> = runs
-        .iter()
-        .map(|r| {
-            (
-                format!("{} {}", r.backend, r.text("setting").unwrap_or("")),
-                r.p50_us / 1e3,
-            )
-        })
-        .collect();
-    chart::bars(
-        &out.join("crash.svg"),
-        "Crash recovery: SIGKILL to next grant (median ms)",
-        "ms",
-        &bars,
-        false,
-    )?;
-    let rows: Vec<Vec<String>> = runs
-        .iter()
-        .map(|r| {
-            vec![
-                r.backend.clone(),
-                r.text("setting").unwrap_or("").to_owned(),
-                r.ops.to_string(),
-                ms(r.p50_us),
-                ms(r.max_us),
-            ]
-        })
-        .collect();
-    Ok(format!(
-        "## 5. Crash recovery\n\nSeed claim: ZooKeeper frees a crashed holder's lock by itself (ephemeral node, on \
-         session expiry) while Redis waits for the TTL. Measured: both wait for a timer the user chooses, the session \
-         timeout or the lease; the lock comes back about that long after the crash.\n\n![crash](crash.svg)\n\n{}\n",
-        table(
-            &[
-                "backend",
-                "setting",
-                "trials",
-                "recovery p50 ms",
-                "recovery max ms"
-            ],
-            &rows
-        )
-    ))
-}
-
-fn failover(out: &Path, records: &[Record]) -> BenchResult<String> {
-    let runs = of(records, "failover");
-    let bars: Vec<(String, f64)> = runs
-        .iter()
-        .map(|r| {
-            (
-                format!("{} {}", r.backend, r.text("setting").unwrap_or("")),
-                r.number("second_holders").unwrap_or(0.0),
-            )
-        })
-        .collect();
-    chart::bars(
-        &out.join("failover.svg"),
-        "Failover: trials that granted a second holder",
-        "trials",
-        &bars,
-        false,
-    )?;
-    let rows: Vec<Vec<String>> = runs
-        .iter()
-        .map(|r| {
-            vec![
-                r.backend.clone(),
-                r.text("setting").unwrap_or("").to_owned(),
-                r.text("fault").unwrap_or("").to_owned(),
-                r.ops.to_string(),
-                num(r.number("first_granted").unwrap_or(f64::NAN)),
-                num(r.number("second_holders").unwrap_or(f64::NAN)),
-            ]
-        })
-        .collect();
-    let mut sentence = String::new();
-    for r in &runs {
-        let _ = write!(
-            sentence,
-            "{} ({}): {} of {} trials granted a second holder. ",
-            r.backend,
-            r.text("setting").unwrap_or(""),
-            num(r.number("second_holders").unwrap_or(f64::NAN)),
-            r.ops
-        );
-    }
-    Ok(format!(
-        "## 6. Failover safety\n\nSeed claim: Redis can lose a lock in a master failover with asynchronous \
-         replication; ZooKeeper stays consistent. {sentence}With `WAIT`, a grant no replica acknowledged is refused \
-         (first_granted counts the grants the first client got).\n\n![failover](failover.svg)\n\n{}\n",
-        table(
-            &[
-                "backend",
-                "setting",
-                "fault",
-                "trials",
-                "first granted",
-                "second holders"
             ],
             &rows
         )

@@ -31,7 +31,7 @@ struct Tally {
 ///
 /// None of its own: a part that fails is noted as skipped.
 pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
-    let trials = ctx.pick(2, 5);
+    let trials = ctx.pick(1, 5);
     for wait in [false, true] {
         let setting = if wait {
             "WAIT 1 replica, 300 ms"

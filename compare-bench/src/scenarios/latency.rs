@@ -13,8 +13,9 @@ use crate::stats::summarize;
 /// The scenario id.
 pub const ID: &str = "latency";
 
-/// Warm-up pairs before each timed run (connections, prepared statements, scripts cached).
-const WARMUP: usize = 20;
+/// Untimed warm-up before each timed run: connections, prepared statements and scripts cached,
+/// and the server's JIT warm for ZooKeeper (Curator's program warms up with 300 pairs too).
+const WARMUP: Duration = Duration::from_millis(700);
 
 /// Runs every system for the run's latency duration.
 ///
@@ -39,7 +40,8 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
 async fn measure(ctx: &Ctx, kind: Kind, seconds: f64) -> BenchResult<Outcome> {
     let name = fresh_name(ID);
     let lock = client(kind, &ctx.servers, &name).await?;
-    for _ in 0..WARMUP {
+    let warm_until = std::time::Instant::now() + WARMUP;
+    while std::time::Instant::now() < warm_until {
         lock.acquire().await?.release().await?;
     }
     let run = Run {

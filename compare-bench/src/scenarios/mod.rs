@@ -191,6 +191,7 @@ pub fn parameters(quick: bool) -> serde_json::Value {
     serde_json::json!({
         "mode": if quick { "quick" } else { "full" },
         "latency_seconds_per_system": pick(0.5.into(), 3.0.into()),
+        "latency_warmup_seconds": 0.7,
         "contention_seconds_per_point": pick(0.5.into(), 2.0.into()),
         "contention_clients": contention::counts(quick),
         "critical_section": "one scheduler yield (herd: 1 ms sleep)",
@@ -199,7 +200,7 @@ pub fn parameters(quick: bool) -> serde_json::Value {
         "herd_waiters": pick(serde_json::json!([8, 32]), serde_json::json!([8, 32, 128])),
         "herd_seconds": pick(1.0.into(), 3.0.into()),
         "crash_trials": pick(1.into(), 3.into()),
-        "failover_trials_redis": pick(2.into(), 5.into()),
+        "failover_trials_redis": pick(1.into(), 5.into()),
         "failover_trials_zookeeper": pick(1.into(), 3.into()),
         "many_counts": pick(serde_json::json!([1, 100, 1000]), serde_json::json!([1, 100, 10000])),
         "distlock_options": "AcquireOptions::default(): wait forever, 30 s lease renewed at 1/3; SQL pools of 2 per client",
