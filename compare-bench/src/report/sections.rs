@@ -299,7 +299,7 @@ fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
          lock = (reading while held - reading before) / N.\n\n![many](many.svg)\n\n{}\n",
         runs.first()
             .and_then(|r| r.number("parallel"))
-            .map_or("16".into(), num),
+            .map_or("16".into(), |n| n.to_string()),
         table(
             &[
                 "backend",

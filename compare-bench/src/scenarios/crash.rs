@@ -21,6 +21,7 @@ struct Setting {
     url: String,
     lease: Option<Duration>,
     setting: String,
+    setting_ms: u64,
 }
 
 /// Runs two settings per backend.
@@ -45,6 +46,7 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
             url: format!("{zk_url}?session_timeout={ms}ms"),
             lease: None,
             setting: format!("session timeout {ms} ms"),
+            setting_ms: ms,
         });
     }
     for backend in ["redis", "postgres", "mysql"] {
@@ -54,6 +56,7 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
                 url: ctx.servers.url(backend),
                 lease: Some(Duration::from_millis(ms)),
                 setting: format!("lease {ms} ms"),
+                setting_ms: ms,
             });
         }
     }
@@ -110,5 +113,6 @@ async fn measure(setting: &Setting, trials: usize) -> BenchResult<Record> {
     record.max_us = spread.max_us;
     Ok(record
         .with("setting", setting.setting.clone())
+        .with("setting_ms", setting.setting_ms)
         .with("latency_is", "SIGKILL of the holder to the waiter's grant"))
 }
