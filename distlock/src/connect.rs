@@ -32,6 +32,24 @@ pub const SCHEMES: &[(&str, Option<&str>)] = &[
 ///
 /// Schemes of backends whose Cargo feature is off fail with a message naming the feature.
 ///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> distlock::Result<()> {
+/// use distlock::{DistributedLockExt, ErrorKind};
+///
+/// // In production the URL comes from configuration: zk://..., redis://..., postgres://...
+/// let locks = distlock::connect("memory://example").await?;
+/// let guard = locks.acquire("jobs/nightly").await?;
+/// guard.release().await?;
+///
+/// let error = distlock::connect("nonsense://x").await.expect_err("unknown scheme");
+/// assert_eq!(error.kind(), ErrorKind::InvalidInput);
+/// # Ok(())
+/// # }
+/// ```
+///
 /// # Cancel safety
 ///
 /// Cancel safe: dropping the future closes any connection being opened.

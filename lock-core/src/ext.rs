@@ -23,6 +23,21 @@ pub trait DistributedLockExt: DistributedLock {
     ///
     /// [`ErrorKind::InvalidInput`] for an invalid name (before any I/O), and the backend's
     /// errors (see [`DistributedLock::acquire_with`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> lock_core::Result<()> {
+    /// use lock_core::{DistributedLockExt, MemoryLock};
+    ///
+    /// let locks = MemoryLock::new();
+    /// let guard = locks.acquire("jobs/nightly").await?;
+    /// assert!(guard.fencing_token() > 0);
+    /// guard.release().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     async fn acquire<N: IntoLockName + Send>(&self, name: N) -> Result<LockGuard> {
         self.acquire_timeout_with(name, &AcquireOptions::default())
             .await
@@ -37,6 +52,21 @@ pub trait DistributedLockExt: DistributedLock {
     /// # Errors
     ///
     /// As [`acquire`](DistributedLockExt::acquire).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> lock_core::Result<()> {
+    /// use lock_core::{DistributedLockExt, MemoryLock};
+    ///
+    /// let locks = MemoryLock::new();
+    /// let held = locks.try_acquire("jobs/nightly").await?.expect("free");
+    /// assert!(locks.try_acquire("jobs/nightly").await?.is_none(), "held elsewhere");
+    /// held.release().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     async fn try_acquire<N: IntoLockName + Send>(&self, name: N) -> Result<Option<LockGuard>> {
         let options = AcquireOptions::default().with_wait(Some(Duration::ZERO));
         self.acquire_with_options(name, &options).await
@@ -52,6 +82,25 @@ pub trait DistributedLockExt: DistributedLock {
     ///
     /// [`ErrorKind::Timeout`] when `wait` passes with the lock held elsewhere; otherwise as
     /// [`acquire`](DistributedLockExt::acquire).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> lock_core::Result<()> {
+    /// use lock_core::{DistributedLockExt, MemoryLock};
+    ///
+    /// let locks = MemoryLock::new();
+    /// use std::time::Duration;
+    /// use lock_core::ErrorKind;
+    ///
+    /// let held = locks.acquire("jobs/nightly").await?;
+    /// let error = locks.acquire_timeout("jobs/nightly", Duration::from_millis(50)).await.unwrap_err();
+    /// assert_eq!(error.kind(), ErrorKind::Timeout);
+    /// held.release().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     async fn acquire_timeout<N: IntoLockName + Send>(
         &self,
         name: N,
@@ -121,6 +170,25 @@ pub trait DistributedLockExt: DistributedLock {
     /// [`ErrorKind::Lost`] as above; otherwise as [`acquire`](DistributedLockExt::acquire). A
     /// failure to release after `body` completed is logged, not returned: the lease ends the
     /// hold.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> lock_core::Result<()> {
+    /// use lock_core::{DistributedLockExt, MemoryLock};
+    ///
+    /// let locks = MemoryLock::new();
+    /// let total = locks.with_lock("reports/nightly", || async { 40 + 2 }).await?;
+    /// assert_eq!(total, 42);
+    /// // Nested on the same name in the same task: re-enters instead of deadlocking.
+    /// let nested = locks
+    ///     .with_lock("reports/nightly", || async { locks.with_lock("reports/nightly", || async { 1 }).await })
+    ///     .await??;
+    /// assert_eq!(nested, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     async fn with_lock<N, F, Fut, T>(&self, name: N, body: F) -> Result<T>
     where
         N: IntoLockName + Send,
@@ -142,6 +210,23 @@ pub trait DistributedLockExt: DistributedLock {
     /// # Errors
     ///
     /// As [`with_lock`](DistributedLockExt::with_lock).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> lock_core::Result<()> {
+    /// use lock_core::{DistributedLockExt, MemoryLock};
+    ///
+    /// let locks = MemoryLock::new();
+    /// let token = locks.with_lock_guarded("accounts/7", |hold| async move {
+    ///     // Hand the token to the store, which rejects writes with smaller ones.
+    ///     hold.fencing_token()
+    /// }).await?;
+    /// assert!(token > 0);
+    /// # Ok(())
+    /// # }
+    /// ```
     async fn with_lock_guarded<N, F, Fut, T>(&self, name: N, body: F) -> Result<T>
     where
         N: IntoLockName + Send,

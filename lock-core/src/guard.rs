@@ -20,6 +20,24 @@ use crate::{Error, ErrorKind, HeldLock, LockHandle, LockName, Result};
 /// Watch [`lost`](LockGuard::lost): it fires when the backend stops vouching for the hold, after
 /// which another process may hold the lock. Pass [`fencing_token`](LockGuard::fencing_token) to
 /// the resource you protect so it can reject writes from a holder that was too slow.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> lock_core::Result<()> {
+/// use lock_core::{DistributedLockExt, MemoryLock};
+///
+/// let locks = MemoryLock::new();
+/// let guard = locks.acquire("jobs/nightly").await?;
+/// tokio::select! {
+///     () = guard.lost().cancelled() => { /* stop: another process may hold the lock now */ }
+///     () = async { /* the work, writing with guard.fencing_token() */ } => {}
+/// }
+/// guard.release().await?;
+/// # Ok(())
+/// # }
+/// ```
 #[must_use = "dropping the guard releases the lock at once (in the background)"]
 #[clippy::has_significant_drop]
 pub struct LockGuard {

@@ -15,6 +15,22 @@ use crate::{AcquireOptions, Capabilities, DistributedLock, HeldLock, LockGuard, 
 /// drop) with a mutex and a map, so it is the reference for what the network backends must do
 /// and a fast double for unit tests. Each name keeps a small entry for its fencing counter for
 /// the life of the service.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> lock_core::Result<()> {
+/// use lock_core::{DistributedLockExt, LockName, MemoryLock};
+///
+/// let locks = MemoryLock::new();
+/// let guard = locks.acquire("jobs/nightly").await?;
+/// // Tests can take a hold away behind its holder's back, as an operator might.
+/// assert!(locks.sever(&LockName::new("jobs/nightly")?));
+/// assert!(guard.release().await.is_err(), "the severed hold is no longer ours");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct MemoryLock {
     shared: Arc<Shared>,

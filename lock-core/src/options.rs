@@ -8,6 +8,20 @@ use crate::{Backoff, Error, Result};
 ///
 /// Built with [`AcquireOptions::builder`]; [`AcquireOptions::default`] waits without limit,
 /// holds a 30 s lease and renews it while the guard lives.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use lock_core::AcquireOptions;
+///
+/// let options = AcquireOptions::builder()
+///     .wait(Duration::from_secs(5))
+///     .lease(Duration::from_secs(10))
+///     .build()?;
+/// assert_eq!(options.wait, Some(Duration::from_secs(5)));
+/// # Ok::<(), lock_core::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AcquireOptions {
