@@ -17,24 +17,60 @@ pub const ID: &str = "latency";
 /// and the server's JIT warm for ZooKeeper (Curator's program warms up with 300 pairs too).
 const WARMUP: Duration = Duration::from_millis(700);
 
-/// Runs every system for the run's latency duration.
+/// Runs every system for the run's latency duration, split into rounds that take turns across
+/// the systems, so a noisy moment on a shared machine is spread over all of them instead of
+/// landing on one.
 ///
 /// # Errors
 ///
 /// None of its own: a system that fails is noted as skipped.
 pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
-    let seconds = ctx.pick(0.5, 3.0);
-    for kind in all_kinds() {
-        match measure(ctx, kind, seconds).await {
-            Ok(outcome) => ctx.push(record(&kind.system(), kind.backend(), &outcome)),
-            Err(error) => ctx.skip(format!("{ID}: {}: {error}", kind.system())),
+    let (seconds, rounds) = (ctx.pick(0.5, 3.0), ctx.pick(1, 3));
+    let per_round = seconds / rounds as f64;
+    let kinds = all_kinds();
+    let mut merged: Vec<Option<Outcome>> = (0..=kinds.len()).map(|_| None).collect();
+    let mut failed: Vec<Option<String>> = vec![None; kinds.len() + 1];
+    for _ in 0..rounds {
+        for (index, kind) in kinds.iter().enumerate() {
+            if failed[index].is_some() {
+                continue;
+            }
+            match measure(ctx, *kind, per_round).await {
+                Ok(outcome) => merge(&mut merged[index], outcome),
+                Err(error) => failed[index] = Some(error.to_string()),
+            }
+        }
+        if failed[kinds.len()].is_none() {
+            match curator(ctx, per_round) {
+                Ok((_, outcome)) => merge(&mut merged[kinds.len()], outcome),
+                Err(error) => failed[kinds.len()] = Some(error.to_string()),
+            }
         }
     }
-    match curator(ctx, seconds) {
-        Ok((system, outcome)) => ctx.push(record(&system, "zookeeper", &outcome)),
-        Err(error) => ctx.skip(format!("{ID}: Curator: {error}")),
+    let systems = kinds
+        .iter()
+        .map(|kind| (kind.system(), kind.backend()))
+        .chain([(curator_system(), "zookeeper")]);
+    for ((index, (system, backend)), outcome) in systems.enumerate().zip(merged) {
+        match (&failed[index], outcome) {
+            (Some(error), _) => ctx.skip(format!("{ID}: {system}: {error}")),
+            (None, Some(outcome)) => ctx.push(record(&system, backend, &outcome)),
+            (None, None) => {}
+        }
     }
     Ok(())
+}
+
+/// Adds a round's outcome to the ones before it.
+fn merge(into: &mut Option<Outcome>, round: Outcome) {
+    match into {
+        None => *into = Some(round),
+        Some(total) => {
+            total.samples.extend(round.samples);
+            total.seconds += round.seconds;
+            total.overlaps += round.overlaps;
+        }
+    }
 }
 
 async fn measure(ctx: &Ctx, kind: Kind, seconds: f64) -> BenchResult<Outcome> {
