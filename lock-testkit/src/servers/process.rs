@@ -102,23 +102,32 @@ impl ServerProcess {
             .is_some_and(|child| matches!(child.try_wait(), Ok(None)))
     }
 
-    /// Sends `signal` to the server's whole process group.
+    /// Sends `signal` to the server's whole process group and to every descendant process:
+    /// PostgreSQL's backends leave the group (`setsid`), so the group alone misses them.
     fn signal(&self, signal: &str) -> std::io::Result<()> {
         let Some(pid) = self.pid() else { return Ok(()) };
+        let mut targets = vec![format!("-{pid}")];
+        targets.extend(descendants(pid).iter().map(u32::to_string));
         Command::new("kill")
             .arg(format!("-{signal}"))
             .arg("--")
-            .arg(format!("-{pid}"))
+            .args(&targets)
             .stderr(Stdio::null())
             .status()?;
         Ok(())
     }
 
-    /// Kills the server (SIGKILL, whole process group) and waits for it to exit.
+    /// Kills the server (SIGKILL, whole process group and every descendant) and waits until
+    /// they are gone, so a restart finds its port and shared memory free.
     pub fn kill(&mut self) {
+        let family = self.pid().map(descendants).unwrap_or_default();
         let _ = self.signal("KILL");
         if let Some(mut child) = self.child.take() {
             let _ = child.wait();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while family.iter().any(|pid| alive(*pid)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
         }
         if let Some(mut watchdog) = self.watchdog.take() {
             let _ = watchdog.kill();
@@ -177,6 +186,44 @@ impl Drop for ServerProcess {
         let _ = self.resume();
         self.kill();
     }
+}
+
+/// Every live descendant of `pid`, found through `/proc/*/stat` parent links.
+fn descendants(pid: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|child| Some((child, parent_of(child)?)))
+        .collect();
+    let mut found = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(parent) = frontier.pop() {
+        for &(child, _) in parents.iter().filter(|(_, p)| *p == parent) {
+            found.push(child);
+            frontier.push(child);
+        }
+    }
+    found
+}
+
+/// The parent pid and whether the process still runs (a zombie does not), from `/proc/PID/stat`.
+fn stat(pid: u32) -> Option<(u32, bool)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: read after its closing one.
+    let mut fields = text.get(text.rfind(')')? + 1..)?.split_whitespace();
+    let state = fields.next()?;
+    let parent = fields.next()?.parse().ok()?;
+    Some((parent, state != "Z" && state != "X"))
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    stat(pid).map(|(parent, _)| parent)
+}
+
+fn alive(pid: u32) -> bool {
+    stat(pid).is_some_and(|(_, running)| running)
 }
 
 /// The last 30 lines of a log file.
