@@ -5,19 +5,23 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-/// The `lock-holder` binary built beside the running test.
+/// The `lock-holder` binary built beside the running test or program.
 ///
 /// # Panics
 ///
 /// When it has not been built; the message says how to build it.
 pub fn holder_binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_else(|error| panic!("current_exe: {error}"));
-    let profile_dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    let holder = profile_dir.join("lock-holder");
+    // Beside a program (target/PROFILE/chaos), or one level up from a test (target/PROFILE/deps).
+    let beside = exe.with_file_name("lock-holder");
+    let holder = if beside.is_file() {
+        beside
+    } else {
+        exe.parent()
+            .and_then(|deps| deps.parent())
+            .map(|profile| profile.join("lock-holder"))
+            .unwrap_or_default()
+    };
     assert!(
         holder.is_file(),
         "{} is missing: build it with `cargo build -p lock-testkit --bins --features <backend>` \

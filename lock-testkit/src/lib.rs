@@ -1,10 +1,12 @@
 #![doc = include_str!("../README.md")]
 
 pub mod broken;
+pub mod chaos;
 pub mod conformance;
 pub mod faults;
 pub mod holder;
 pub mod servers;
+pub mod work;
 
 mod blackhole;
 mod require;

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use lock_core::{AcquireOptions, DistributedLock, DistributedLockExt, MemoryLock};
 use lock_testkit::broken::{Breakage, BrokenLock};
-use lock_testkit::faults::{Fault, FaultProxy, FencedResource, History, HoldEvent, check};
+use lock_testkit::faults::{
+    Fault, FaultProxy, FenceClient, FenceServer, FencedResource, History, HoldEvent, check,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -188,4 +190,79 @@ async fn checker_reports_stale_writes_under_repeating_tokens() {
         "a stale write got through but was not reported: {verdict:?}"
     );
     assert_eq!(verdict.token_order_violations, 1, "{verdict:?}");
+}
+
+#[tokio::test]
+async fn fence_server_judges_writes_of_separate_connections_by_token() {
+    let server = FenceServer::start().await;
+    let mut first = FenceClient::connect(server.addr()).await.expect("connect");
+    let mut second = FenceClient::connect(server.addr()).await.expect("connect");
+    assert!(first.write(0, 5).await.expect("write"));
+    assert!(second.write(1, 6).await.expect("write"));
+    assert!(
+        !first.write(0, 5).await.expect("write"),
+        "a stale token was accepted"
+    );
+    assert!(
+        second.write(1, 6).await.expect("write"),
+        "the same token again was refused"
+    );
+    let judged: Vec<_> = server
+        .resource()
+        .writes()
+        .iter()
+        .map(|w| (w.client, w.token, w.accepted))
+        .collect();
+    assert_eq!(
+        judged,
+        vec![(0, 5, true), (1, 6, true), (0, 5, false), (1, 6, true)]
+    );
+}
+
+/// Events as a holder process reports them: (client, event, at_ns).
+fn verdict_of(events: &[(usize, HoldEvent, u64)]) -> lock_testkit::faults::Verdict {
+    let history = History::new();
+    for &(client, event, at) in events {
+        history.record_at(client, event, at);
+    }
+    check(&history.events(), &[])
+}
+
+#[test]
+fn checker_ends_a_killed_holders_hold_and_times_lost_signals_against_the_next_grant() {
+    use HoldEvent::{Granted, Killed, Lost, Released};
+    let killed = verdict_of(&[(0, Granted(1), 100), (0, Killed, 200), (1, Granted(2), 300)]);
+    assert_eq!(
+        (killed.overlaps, killed.holds_superseded),
+        (0, 0),
+        "{killed:?}"
+    );
+
+    let in_time = verdict_of(&[(0, Granted(1), 100), (0, Lost, 250), (1, Granted(2), 300)]);
+    assert_eq!(
+        (
+            in_time.overlaps,
+            in_time.lost_before_next_grant,
+            in_time.lost_after_next_grant
+        ),
+        (0, 1, 0),
+        "{in_time:?}"
+    );
+
+    let late = verdict_of(&[
+        (0, Granted(1), 100),
+        (1, Granted(2), 300),
+        (0, Lost, 350),
+        (1, Released, 400),
+    ]);
+    assert_eq!(
+        (
+            late.overlaps,
+            late.holds_superseded,
+            late.lost_before_next_grant,
+            late.lost_after_next_grant
+        ),
+        (1, 1, 0, 1),
+        "{late:?}"
+    );
 }

@@ -6,6 +6,9 @@
 //!   each hold it creates the file `MARKER` exclusively (an existing file means another process
 //!   holds the lock too: an overlap) and removes it before releasing. Prints
 //!   `tokens <t1> <t2> ...` and then `overlaps <n>`.
+//! - `lock-holder work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT`: one holder of a
+//!   chaos trial, writing to a fenced resource and printing its hold events (see
+//!   `lock_testkit::work`).
 
 use std::time::Duration;
 
@@ -20,7 +23,20 @@ async fn main() -> Result<(), Failure> {
         ["hold", url, name] => hold(url, name, None).await,
         ["hold", url, name, lease] => hold(url, name, Some(Duration::from_millis(lease.parse()?))).await,
         ["contend", url, name, rounds, marker] => contend(url, name, rounds.parse()?, marker).await,
-        _ => Err("usage: lock-holder hold URL NAME [LEASE_MS] | lock-holder contend URL NAME ROUNDS MARKER".into()),
+        ["work", url, name, lease, wait, hold, fence, client] => {
+            let plan = lock_testkit::work::WorkPlan {
+                url: (*url).to_owned(),
+                name: (*name).to_owned(),
+                lease: Duration::from_millis(lease.parse()?),
+                wait: Duration::from_millis(wait.parse()?),
+                hold: Duration::from_millis(hold.parse()?),
+                fence: fence.parse()?,
+                client: client.parse()?,
+            };
+            let status = lock_testkit::work::run(&plan).await?;
+            std::process::exit(status)
+        }
+        _ => Err("usage: lock-holder hold URL NAME [LEASE_MS] | lock-holder contend URL NAME ROUNDS MARKER | lock-holder work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT".into()),
     }
 }
 

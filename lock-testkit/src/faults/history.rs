@@ -14,6 +14,8 @@ pub enum HoldEvent {
     Released,
     /// The holder's lost signal fired.
     Lost,
+    /// The holder's process was killed: it believes nothing any more.
+    Killed,
 }
 
 /// One event, stamped with the system-wide monotonic clock.
@@ -41,7 +43,12 @@ impl History {
 
     /// Records `event` for `client` now.
     pub fn record(&self, client: usize, event: HoldEvent) {
-        let at_ns = monotonic_ns();
+        self.record_at(client, event, monotonic_ns());
+    }
+
+    /// Records `event` for `client` at `at_ns` on the system-wide monotonic clock: for events
+    /// another process stamped and reported.
+    pub fn record_at(&self, client: usize, event: HoldEvent, at_ns: u64) {
         self.events
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -94,8 +101,11 @@ pub struct Verdict {
     pub stale_writes_accepted: usize,
     /// Holds that another client was granted while the holder still believed it held.
     pub holds_superseded: usize,
-    /// Of those, holds whose lost signal fired before the other grant.
+    /// Holds whose lost signal fired before another client was granted the lock: the holder
+    /// knew in time.
     pub lost_before_next_grant: usize,
+    /// Holds whose lost signal fired only after another client was granted the lock.
+    pub lost_after_next_grant: usize,
 }
 
 /// Rebuilds holds from `events` (in time order).
@@ -114,7 +124,7 @@ pub fn holds(events: &[Event]) -> Vec<Hold> {
                 ended_ns: u64::MAX,
                 lost_ns: None,
             }),
-            (HoldEvent::Released, Some(hold)) => hold.ended_ns = event.at_ns,
+            (HoldEvent::Released | HoldEvent::Killed, Some(hold)) => hold.ended_ns = event.at_ns,
             (HoldEvent::Lost, Some(hold)) => {
                 hold.ended_ns = event.at_ns;
                 hold.lost_ns = Some(event.at_ns);
@@ -141,13 +151,18 @@ pub fn check(events: &[Event], writes: &[Write]) -> Verdict {
             .iter()
             .filter(|other| other.granted_ns < hold.ended_ns)
             .count();
-        if let Some(next) = later
+        if later
             .iter()
-            .find(|other| other.client != hold.client && other.granted_ns < hold.ended_ns)
+            .any(|other| other.client != hold.client && other.granted_ns < hold.ended_ns)
         {
             verdict.holds_superseded += 1;
-            if hold.lost_ns.is_some_and(|lost| lost < next.granted_ns) {
+        }
+        let next_grant = later.iter().find(|other| other.client != hold.client);
+        if let (Some(lost), Some(next)) = (hold.lost_ns, next_grant) {
+            if lost < next.granted_ns {
                 verdict.lost_before_next_grant += 1;
+            } else {
+                verdict.lost_after_next_grant += 1;
             }
         }
     }

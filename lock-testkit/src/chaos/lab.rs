@@ -1,0 +1,144 @@
+//! The servers a chaos run uses, started on first need and kept for the run.
+
+use std::time::Duration;
+
+use super::Backend;
+use crate::servers::{MariaDbServer, PostgresServer, RedisServer, ZkEnsemble, ZkServer};
+
+/// ZooKeeper's tick for the standalone server: sessions may be 0.4 s to 4 s.
+const ZK_TICK: Duration = Duration::from_millis(200);
+
+/// Every server of a run.
+#[derive(Debug, Default)]
+pub(crate) struct Lab {
+    sqlite: Option<tempfile::TempDir>,
+    postgres: Option<PostgresServer>,
+    mysql: Option<MariaDbServer>,
+    redis: Option<RedisServer>,
+    redis_pair: Option<(RedisServer, RedisServer)>,
+    redlock: Vec<RedisServer>,
+    zookeeper: Option<ZkServer>,
+    ensemble: Option<ZkEnsemble>,
+}
+
+/// The lease (or ZooKeeper session) every holder asks for.
+pub(crate) const LEASE: Duration = Duration::from_millis(800);
+
+type Started<T> = Result<T, String>;
+
+fn started<T>(server: Result<T, crate::ServerError>) -> Started<T> {
+    server.map_err(|error| error.to_string())
+}
+
+impl Lab {
+    /// The URL a holder uses for `backend`, starting its servers if needed.
+    pub(crate) fn url(&mut self, backend: Backend) -> Started<String> {
+        Ok(match backend {
+            Backend::Sqlite => {
+                if self.sqlite.is_none() {
+                    self.sqlite = Some(tempfile::tempdir().map_err(|e| e.to_string())?);
+                }
+                let dir = self.sqlite.as_ref().map(|d| d.path().join("locks.db"));
+                format!("sqlite://{}", dir.unwrap_or_default().display())
+            }
+            Backend::Postgres => self.postgres()?.url(),
+            Backend::Mysql => self.mysql()?.url(),
+            Backend::Redis => self.redis()?.url(),
+            Backend::RedisWait => format!("wait+{}", self.redis_pair()?.0.url()),
+            Backend::Redlock => self
+                .redlock()?
+                .iter()
+                .map(RedisServer::url)
+                .collect::<Vec<_>>()
+                .join(","),
+            Backend::Zookeeper => zk_url(&self.zookeeper()?.connect_string(), LEASE),
+        })
+    }
+
+    pub(crate) fn postgres(&mut self) -> Started<&mut PostgresServer> {
+        if self.postgres.is_none() {
+            self.postgres = Some(started(PostgresServer::start())?);
+        }
+        self.postgres.as_mut().ok_or_else(String::new)
+    }
+
+    pub(crate) fn mysql(&mut self) -> Started<&mut MariaDbServer> {
+        if self.mysql.is_none() {
+            self.mysql = Some(started(MariaDbServer::start())?);
+        }
+        self.mysql.as_mut().ok_or_else(String::new)
+    }
+
+    pub(crate) fn redis(&mut self) -> Started<&mut RedisServer> {
+        if self.redis.is_none() {
+            self.redis = Some(started(RedisServer::start())?);
+        }
+        self.redis.as_mut().ok_or_else(String::new)
+    }
+
+    /// A master and a replica in sync (for `wait_for_replicas`).
+    pub(crate) fn redis_pair(&mut self) -> Started<&mut (RedisServer, RedisServer)> {
+        if self.redis_pair.is_none() {
+            self.redis_pair = Some(master_and_replica()?);
+        }
+        self.redis_pair.as_mut().ok_or_else(String::new)
+    }
+
+    pub(crate) fn redlock(&mut self) -> Started<&mut [RedisServer]> {
+        while self.redlock.len() < 3 {
+            self.redlock.push(started(RedisServer::start())?);
+        }
+        Ok(&mut self.redlock)
+    }
+
+    pub(crate) fn zookeeper(&mut self) -> Started<&mut ZkServer> {
+        if self.zookeeper.is_none() {
+            self.zookeeper = Some(started(ZkServer::start_with_tick(ZK_TICK))?);
+        }
+        self.zookeeper.as_mut().ok_or_else(String::new)
+    }
+
+    pub(crate) fn ensemble(&mut self) -> Started<&mut ZkEnsemble> {
+        if self.ensemble.is_none() {
+            self.ensemble = Some(started(ZkEnsemble::start(3))?);
+        }
+        self.ensemble.as_mut().ok_or_else(String::new)
+    }
+}
+
+/// `zk://HOSTS?session_timeout=...`.
+pub(crate) fn zk_url(hosts: &str, session: Duration) -> String {
+    format!("zk://{hosts}?session_timeout={}ms", session.as_millis())
+}
+
+/// A fresh Redis master and a replica linked up to it.
+pub(crate) fn master_and_replica() -> Started<(RedisServer, RedisServer)> {
+    let master = started(RedisServer::start())?;
+    let replica = started(RedisServer::start_replica_of(master.port()))?;
+    let begun = std::time::Instant::now();
+    while !replica
+        .command("INFO replication")
+        .is_ok_and(|info| info.contains("master_link_status:up"))
+    {
+        if begun.elapsed() > Duration::from_secs(10) {
+            return Err("the replica never linked up".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Linked up is not yet acknowledging: wait until a write is acknowledged by the replica.
+    while !master
+        .command("SET distlock-probe 1")
+        .and_then(|_| master.command("WAIT 1 200"))
+        .is_ok_and(|acks| acks.starts_with(":1"))
+    {
+        if begun.elapsed() > Duration::from_secs(10) {
+            return Err("the replica never acknowledged a write".into());
+        }
+    }
+    Ok((master, replica))
+}
+
+/// `url` with its port `from` replaced by `to` (to route a holder through a fault proxy).
+pub(crate) fn via_port(url: &str, from: u16, to: u16) -> String {
+    url.replacen(&format!(":{from}"), &format!(":{to}"), 1)
+}

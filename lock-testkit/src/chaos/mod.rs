@@ -1,0 +1,158 @@
+//! The chaos suite: fault scenarios against every backend they apply to, each trial judged by
+//! the history checker and a fenced resource, summed up per scenario and backend.
+//!
+//! Every trial runs two holder processes (`lock-holder work`, see [`crate::work`]): holder A
+//! takes the lock and writes to a [`FenceServer`](crate::faults::FenceServer) every 20 ms; the
+//! fault strikes; holder B then asks for the same lock, holds it 300 ms while writing, and
+//! releases. Both report grant, lost signal and release with `CLOCK_MONOTONIC` stamps; the
+//! fenced resource stamps and judges every write itself. Leases (and ZooKeeper sessions) are
+//! 800 ms, except the ensemble's 3 s sessions.
+
+mod lab;
+mod report;
+mod scenarios;
+mod trial;
+mod worker;
+
+pub use report::{CellSummary, markdown_table};
+pub use trial::TrialOutcome;
+
+use lab::Lab;
+
+/// A lock service configuration under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// SQLite file shared by the holder processes.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+    /// MariaDB.
+    Mysql,
+    /// One Redis master.
+    Redis,
+    /// One Redis master with a replica; grants wait for the replica's acknowledgement.
+    RedisWait,
+    /// Redlock over three independent masters.
+    Redlock,
+    /// ZooKeeper (standalone, except in the leader-kill scenario: a three-node ensemble).
+    Zookeeper,
+}
+
+impl Backend {
+    /// The name used in tables.
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Postgres => "postgres",
+            Self::Mysql => "mysql",
+            Self::Redis => "redis",
+            Self::RedisWait => "redis+wait",
+            Self::Redlock => "redlock",
+            Self::Zookeeper => "zookeeper",
+        }
+    }
+}
+
+/// A fault scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scenario {
+    /// Holder A is paused (SIGSTOP) past its lease while B takes the lock, then resumed; it
+    /// writes before it looks at its lost signal.
+    PausedHolder,
+    /// Holder A is killed (SIGKILL).
+    KilledHolder,
+    /// A's link to the server goes silent (fault proxy blackhole) until B has held the lock.
+    LinkBlackholed,
+    /// The server is paused for two leases, then resumed; B asks after the resume.
+    ServerPaused,
+    /// The server is killed and started again on the same port and data; A releases two leases
+    /// later if it still holds.
+    ServerRestarted,
+    /// Replication to the replica is cut, A takes the lock on the master, the master dies and
+    /// the replica is promoted; B asks the promoted replica.
+    RedisFailover,
+    /// The ensemble's leader is killed while A holds; A then releases.
+    LeaderKilled,
+    /// One of three Redlock masters is paused while A holds; A releases; resumed after B.
+    RedlockMinorityPaused,
+}
+
+impl Scenario {
+    /// The name used in tables.
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::PausedHolder => "holder paused past lease",
+            Self::KilledHolder => "holder killed",
+            Self::LinkBlackholed => "client link blackholed",
+            Self::ServerPaused => "server paused",
+            Self::ServerRestarted => "server restarted",
+            Self::RedisFailover => "redis failover, link cut",
+            Self::LeaderKilled => "zookeeper leader killed",
+            Self::RedlockMinorityPaused => "redlock minority paused",
+        }
+    }
+
+    /// The backends this scenario applies to. The in-process memory lock applies to none: a
+    /// pause or a kill of its process stops every holder at once.
+    pub fn backends(self) -> &'static [Backend] {
+        use Backend::*;
+        match self {
+            Self::PausedHolder | Self::KilledHolder => &[
+                Sqlite, Postgres, Mysql, Redis, RedisWait, Redlock, Zookeeper,
+            ],
+            Self::LinkBlackholed => &[Postgres, Mysql, Redis, RedisWait, Redlock, Zookeeper],
+            Self::ServerPaused | Self::ServerRestarted => &[Postgres, Mysql, Redis, Zookeeper],
+            Self::RedisFailover => &[Redis, RedisWait],
+            Self::LeaderKilled => &[Zookeeper],
+            Self::RedlockMinorityPaused => &[Redlock],
+        }
+    }
+
+    /// Every scenario, in table order.
+    pub const ALL: [Scenario; 8] = [
+        Self::PausedHolder,
+        Self::KilledHolder,
+        Self::LinkBlackholed,
+        Self::ServerPaused,
+        Self::ServerRestarted,
+        Self::RedisFailover,
+        Self::LeaderKilled,
+        Self::RedlockMinorityPaused,
+    ];
+}
+
+/// Runs chaos trials, keeping servers up between them.
+#[derive(Debug, Default)]
+pub struct Runner {
+    lab: Lab,
+}
+
+impl Runner {
+    /// A runner with no servers started yet (each starts on first need).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Runs `trials` trials of one cell and sums them up. A trial that could not run (a server
+    /// failed to start, a holder could not be spawned) counts in `errors` with its message.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: a dropped run may leave a server paused until the runner is dropped.
+    pub async fn run_cell(
+        &mut self,
+        scenario: Scenario,
+        backend: Backend,
+        trials: usize,
+    ) -> CellSummary {
+        let mut outcomes = Vec::with_capacity(trials);
+        let mut errors = Vec::new();
+        for _ in 0..trials {
+            match trial::run(&mut self.lab, scenario, backend).await {
+                Ok(outcome) => outcomes.push(outcome),
+                Err(error) => errors.push(error),
+            }
+        }
+        CellSummary::new(scenario, backend, outcomes, errors)
+    }
+}

@@ -1,0 +1,134 @@
+//! `lock-holder work`: one holder process of a chaos trial.
+//!
+//! It acquires a lock, then writes to a fenced resource (a [`FenceServer`](crate::faults::FenceServer))
+//! every [`WRITE_EVERY`] until its hold time is up, `release` arrives on stdin (or stdin closes:
+//! its parent is gone), or its lost
+//! signal fires. It writes *before* looking at the lost signal, as a holder resuming from a
+//! pause would: it stops after the first write begun once the signal had fired, so a stale hold
+//! always attempts at least one write after it was lost. It prints its hold events
+//! on stdout, stamped with [`monotonic_ns`]:
+//!
+//! - `granted TOKEN NS`, or `refused NS REASON` (then exits with status 2);
+//! - `lost NS` when the lost signal fires (then exits);
+//! - `released NS` when it stops believing it holds the lock and releases it.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::{AcquireOptions, DistributedLock, LockName};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::faults::{FenceClient, monotonic_ns};
+
+/// How often a holder writes to the fenced resource.
+pub const WRITE_EVERY: Duration = Duration::from_millis(20);
+
+/// What one `work` process does.
+#[derive(Debug, Clone)]
+pub struct WorkPlan {
+    /// The lock service; `wait+redis://...` adds `wait_for_replicas(1, 300 ms)` to a Redis URL.
+    pub url: String,
+    /// The lock's name.
+    pub name: String,
+    /// The lease asked for.
+    pub lease: Duration,
+    /// How long to wait for the grant.
+    pub wait: Duration,
+    /// How long to hold before releasing.
+    pub hold: Duration,
+    /// The fenced resource's address.
+    pub fence: SocketAddr,
+    /// This writer's id at the resource.
+    pub client: usize,
+}
+
+type Failure = Box<dyn std::error::Error>;
+
+/// Runs one holder as the module documentation says; returns the process's exit status.
+///
+/// # Cancel safety
+///
+/// Not meant to be cancelled: it is a process's whole life. Dropped, it drops the guard (whose
+/// drop releases the lock in the background) without printing `released`.
+///
+/// # Errors
+///
+/// An unusable plan (bad name or options) or a lost connection to the fenced resource.
+pub async fn run(plan: &WorkPlan) -> Result<i32, Failure> {
+    let name = LockName::new(plan.name.clone())?;
+    let options = AcquireOptions::builder()
+        .lease(plan.lease)
+        .wait(plan.wait)
+        .build()?;
+    let mut fence = FenceClient::connect(plan.fence).await?;
+    let acquired = match connect(&plan.url).await {
+        Ok(lock) => lock.acquire_with(&name, &options).await,
+        Err(error) => Err(error),
+    };
+    let guard = match acquired {
+        Ok(Some(guard)) => guard,
+        Ok(None) => return Ok(refused("not granted within the wait")),
+        Err(error) => return Ok(refused(&error.to_string())),
+    };
+    let token = guard.fencing_token();
+    println!("granted {token} {}", monotonic_ns());
+    let lost = guard.lost().clone();
+    let watcher = tokio::spawn(async move {
+        lost.cancelled().await;
+        println!("lost {}", monotonic_ns());
+    });
+    let deadline = tokio::time::Instant::now() + plan.hold;
+    let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(WRITE_EVERY) => {}
+            line = next_line(&mut stdin) => match line {
+                Some(line) if line.trim() == "release" => break,
+                Some(_) => {}
+                // Closed stdin: whoever started this holder is gone; do not outlive it.
+                None => break,
+            }
+        }
+        // The signal is looked at one write late: a write already under way when the holder
+        // was paused still counts as written before the pause.
+        let lost_before_write = guard.is_lost();
+        fence.write(plan.client, token).await?;
+        if lost_before_write {
+            let _ = watcher.await;
+            return Ok(0);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            break;
+        }
+    }
+    println!("released {}", monotonic_ns());
+    watcher.abort();
+    // "Not ours any more" is an answer, not a failure of this process.
+    let _ = guard.release().await;
+    Ok(0)
+}
+
+/// The next stdin line; `None` once stdin is closed.
+async fn next_line(stdin: &mut tokio::io::Lines<BufReader<tokio::io::Stdin>>) -> Option<String> {
+    stdin.next_line().await.ok().flatten()
+}
+
+fn refused(reason: &str) -> i32 {
+    println!("refused {} {}", monotonic_ns(), reason.replace('\n', " "));
+    2
+}
+
+/// `distlock::connect`, plus `wait+redis://` for a single Redis master whose grants wait for
+/// one replica's acknowledgement.
+async fn connect(url: &str) -> lock_core::Result<Arc<dyn DistributedLock>> {
+    #[cfg(feature = "redis")]
+    if let Some(redis_url) = url.strip_prefix("wait+") {
+        let lock = lock_redis::RedisLockBuilder::new(redis_url)
+            .wait_for_replicas(1, Duration::from_millis(300))
+            .connect_single()
+            .await?;
+        return Ok(Arc::new(lock));
+    }
+    distlock::connect(url).await
+}

@@ -1,0 +1,202 @@
+//! The chaos suite's short tier: two trials per scenario and backend against real servers and
+//! real holder processes (`lock-holder work`), asserting what the safety guarantees promise.
+//! `scripts/chaos` runs the same cells with more trials and writes the table.
+
+use std::sync::OnceLock;
+
+use lock_testkit::chaos::{Backend, CellSummary, Runner, Scenario};
+use tokio::sync::Mutex;
+
+const TRIALS: usize = 2;
+
+/// One runner (its servers stay up) and one cell at a time: faults must not overlap.
+fn runner() -> &'static Mutex<Runner> {
+    static RUNNER: OnceLock<Mutex<Runner>> = OnceLock::new();
+    RUNNER.get_or_init(|| Mutex::new(Runner::new()))
+}
+
+/// Runs every backend of `scenario`; `None` (a loud skip) when a server is missing and servers
+/// are not required.
+async fn run(scenario: Scenario) -> Option<Vec<CellSummary>> {
+    let mut runner = runner().lock().await;
+    let mut cells = Vec::new();
+    for &backend in scenario.backends() {
+        let cell = runner.run_cell(scenario, backend, TRIALS).await;
+        eprintln!("{}", cell.json());
+        if !cell.errors.is_empty() {
+            assert!(
+                !lock_testkit::servers_required(),
+                "{} x {}: {:?}",
+                scenario.id(),
+                backend.id(),
+                cell.errors
+            );
+            eprintln!(
+                "SKIPPED {}: {:?} (run scripts/install-servers)",
+                scenario.id(),
+                cell.errors
+            );
+            return None;
+        }
+        cells.push(cell);
+    }
+    Some(cells)
+}
+
+fn no_stale_write_accepted(cell: &CellSummary) {
+    assert_eq!(
+        cell.sum(|o| o.verdict.stale_writes_accepted),
+        0,
+        "{} x {}: the fenced resource accepted a stale write: {}",
+        cell.scenario.id(),
+        cell.backend.id(),
+        cell.json()
+    );
+}
+
+fn second_holder_granted_every_trial(cell: &CellSummary) {
+    assert_eq!(
+        cell.count(|o| o.second_granted),
+        TRIALS,
+        "{} x {}: the lock never came back: {}",
+        cell.scenario.id(),
+        cell.backend.id(),
+        cell.json()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn paused_holder_overlaps_in_real_time_fencing_rejects_it_and_it_learns_on_resume() {
+    let Some(cells) = run(Scenario::PausedHolder).await else {
+        return;
+    };
+    for cell in &cells {
+        let what = format!(
+            "{} x {}: {}",
+            cell.scenario.id(),
+            cell.backend.id(),
+            cell.json()
+        );
+        // Every backend here is lease- or session-based: a paused holder cannot stop the lease
+        // from running out, so B is granted while A still believes it holds.
+        assert_eq!(
+            cell.count(|o| o.verdict.overlaps >= 1),
+            TRIALS,
+            "no overlap: {what}"
+        );
+        assert_eq!(
+            cell.count(|o| o.verdict.stale_writes_attempted >= 1),
+            TRIALS,
+            "{what}"
+        );
+        no_stale_write_accepted(cell);
+        assert_eq!(
+            cell.count(|o| o.lost_after_resume_ms.is_some()),
+            TRIALS,
+            "no lost signal after resume: {what}"
+        );
+        assert_eq!(cell.sum(|o| o.holds_lost), TRIALS, "{what}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn killed_holder_frees_the_lock_and_nothing_stale_gets_through() {
+    let Some(cells) = run(Scenario::KilledHolder).await else {
+        return;
+    };
+    for cell in &cells {
+        no_stale_write_accepted(cell);
+        second_holder_granted_every_trial(cell);
+        assert_eq!(cell.sum(|o| o.verdict.overlaps), 0, "{}", cell.json());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn blackholed_holder_signals_loss_and_nothing_stale_gets_through() {
+    let Some(cells) = run(Scenario::LinkBlackholed).await else {
+        return;
+    };
+    for cell in &cells {
+        no_stale_write_accepted(cell);
+        second_holder_granted_every_trial(cell);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn paused_server_loses_no_fenced_write() {
+    let Some(cells) = run(Scenario::ServerPaused).await else {
+        return;
+    };
+    for cell in &cells {
+        no_stale_write_accepted(cell);
+        second_holder_granted_every_trial(cell);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn restarted_server_keeps_fencing_except_redis_without_persistence() {
+    let Some(cells) = run(Scenario::ServerRestarted).await else {
+        return;
+    };
+    for cell in &cells {
+        if cell.backend == Backend::Redis {
+            // The test server persists nothing: a restart forgets the lock key and the fence
+            // counter, so the next grant repeats a token (see docs/safety.md).
+            assert_eq!(
+                cell.count(|o| o.verdict.token_order_violations >= 1),
+                TRIALS,
+                "a restart of a Redis without persistence kept the fence counter? {}",
+                cell.json()
+            );
+        } else {
+            no_stale_write_accepted(cell);
+            assert_eq!(cell.sum(|o| o.verdict.overlaps), 0, "{}", cell.json());
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leader_kill_and_minority_pause_keep_one_holder() {
+    for scenario in [Scenario::LeaderKilled, Scenario::RedlockMinorityPaused] {
+        let Some(cells) = run(scenario).await else {
+            return;
+        };
+        for cell in &cells {
+            no_stale_write_accepted(cell);
+            assert_eq!(cell.sum(|o| o.verdict.overlaps), 0, "{}", cell.json());
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_failover_grants_twice_without_wait_and_wait_refuses_the_unreplicated_grant() {
+    let Some(cells) = run(Scenario::RedisFailover).await else {
+        return;
+    };
+    for cell in &cells {
+        let what = cell.json();
+        match cell.backend {
+            Backend::Redis => {
+                // The seeds' lost lock: the promoted replica grants again while A holds, and
+                // its fence counter never saw A's grant, so the token repeats.
+                assert_eq!(
+                    cell.count(|o| o.second_granted && o.verdict.overlaps >= 1),
+                    TRIALS,
+                    "{what}"
+                );
+                assert_eq!(
+                    cell.count(|o| o.verdict.token_order_violations >= 1),
+                    TRIALS,
+                    "{what}"
+                );
+            }
+            Backend::RedisWait => {
+                assert_eq!(cell.count(|o| o.first_refused.is_some()), TRIALS, "{what}");
+                assert_eq!(cell.count(|o| o.second_granted), TRIALS, "{what}");
+                assert_eq!(cell.sum(|o| o.verdict.overlaps), 0, "{what}");
+                no_stale_write_accepted(cell);
+            }
+            other => panic!("failover has no {other:?} cell"),
+        }
+    }
+}
