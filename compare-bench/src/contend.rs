@@ -47,6 +47,11 @@ pub struct Outcome {
 
 /// Runs `clients` against each other until `run.duration` has passed.
 ///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-way, it may leave keys, rows or nodes of its run on the
+/// benchmark's servers; the runner always runs it to completion.
+///
 /// # Errors
 ///
 /// The first client error (the run stops counting it).

@@ -11,6 +11,10 @@ use crate::servers::host_port;
 
 /// Commands Redis has executed, from `INFO commandstats` (the `INFO` calls themselves left out).
 ///
+/// # Cancel safety
+///
+/// Cancel safe: it only reads, and dropping it closes its connection.
+///
 /// # Errors
 ///
 /// The connection's error.
@@ -30,6 +34,10 @@ pub fn parse_commandstats(info: &str) -> u64 {
 }
 
 /// Redis `used_memory` in bytes.
+///
+/// # Cancel safety
+///
+/// Cancel safe: it only reads, and dropping it closes its connection.
 ///
 /// # Errors
 ///
@@ -93,6 +101,10 @@ pub fn zk_packets(url: &str) -> BenchResult<u64> {
 /// PostgreSQL transactions (commits + rollbacks) of the URL's database, from `pg_stat_database`.
 /// Backends flush these counters about once a second, so read them over windows of seconds.
 ///
+/// # Cancel safety
+///
+/// Cancel safe: it only reads, and dropping it closes its connection.
+///
 /// # Errors
 ///
 /// The connection's or query's error.
@@ -111,6 +123,10 @@ pub async fn pg_transactions(url: &str) -> BenchResult<u64> {
 
 /// `pg_total_relation_size` of `table` in bytes (0 when it does not exist).
 ///
+/// # Cancel safety
+///
+/// Cancel safe: it only reads, and dropping it closes its connection.
+///
 /// # Errors
 ///
 /// The connection's or query's error.
@@ -126,6 +142,10 @@ pub async fn pg_table_size(url: &str, table: &str) -> BenchResult<u64> {
 }
 
 /// MariaDB/MySQL statements received (`Questions`).
+///
+/// # Cancel safety
+///
+/// Cancel safe: it only reads, and dropping it closes its connection.
 ///
 /// # Errors
 ///

@@ -19,6 +19,14 @@ impl Blackhole {
     /// # Panics
     ///
     /// If no loopback port can be bound.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future before it returns closes the listener.
+    ///
+    /// # Errors
+    ///
+    /// None; panics as documented.
     pub async fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await

@@ -16,6 +16,10 @@ pub const TABLE: &str = "peer_row_locks";
 
 /// Creates the row lock's table if it is missing.
 ///
+/// # Cancel safety
+///
+/// Cancel safe: `CREATE TABLE IF NOT EXISTS` either ran or did not; running it again is harmless.
+///
 /// # Errors
 ///
 /// The connection's or statement's error.
@@ -41,6 +45,10 @@ pub struct PgRowLock {
 
 impl PgRowLock {
     /// Connects for the row lock `name`.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping it closes the connection it was opening.
     ///
     /// # Errors
     ///
@@ -110,6 +118,10 @@ pub struct PgAdvisoryLock {
 
 impl PgAdvisoryLock {
     /// Connects for advisory lock `key`.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping it closes the connection it was opening.
     ///
     /// # Errors
     ///

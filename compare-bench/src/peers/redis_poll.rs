@@ -31,6 +31,10 @@ impl std::fmt::Debug for RedisPollLock {
 impl RedisPollLock {
     /// Connects to `url` for the lock `key`, polling every `interval` while it is held.
     ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping it closes the connection it was opening.
+    ///
     /// # Errors
     ///
     /// The connection's error.
@@ -48,6 +52,10 @@ impl RedisPollLock {
     }
 
     /// One `SET NX PX` attempt; `Some(token)` when it was granted.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: dropped after the `SET` was sent, it may leave the key set until its lease ends.
     ///
     /// # Errors
     ///

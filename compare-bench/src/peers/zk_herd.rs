@@ -23,6 +23,10 @@ impl HerdLock {
     /// Opens a session to `hosts` (`host:port,...`) for the lock at `parent`, counting wake-ups
     /// into `wakeups`.
     ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping it closes the connection it was opening.
+    ///
     /// # Errors
     ///
     /// The session's or the parent's creation error.

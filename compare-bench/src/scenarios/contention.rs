@@ -25,6 +25,11 @@ pub fn counts(quick: bool) -> Vec<usize> {
 
 /// Runs every system at every client count.
 ///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-way, it may leave keys, rows or nodes of its run on the
+/// benchmark's servers; the runner always runs it to completion.
+///
 /// # Errors
 ///
 /// None of its own: a system that fails is noted as skipped.

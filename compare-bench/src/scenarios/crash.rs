@@ -26,6 +26,11 @@ struct Setting {
 
 /// Runs two settings per backend.
 ///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-way, it may leave keys, rows or nodes of its run on the
+/// benchmark's servers; the runner always runs it to completion.
+///
 /// # Errors
 ///
 /// None of its own: a setting that fails is noted as skipped.

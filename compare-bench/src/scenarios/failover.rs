@@ -27,6 +27,11 @@ struct Tally {
 
 /// Runs K trials of each.
 ///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-way, it may leave keys, rows or nodes of its run on the
+/// benchmark's servers; the runner always runs it to completion.
+///
 /// # Errors
 ///
 /// None of its own: a part that fails is noted as skipped.

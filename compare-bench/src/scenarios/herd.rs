@@ -25,6 +25,11 @@ pub const FOIL: &str = "herd foil: all waiters watch the parent";
 
 /// Runs both recipes at each waiter count.
 ///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-way, it may leave keys, rows or nodes of its run on the
+/// benchmark's servers; the runner always runs it to completion.
+///
 /// # Errors
 ///
 /// None of its own: a point that fails is noted as skipped.

@@ -21,6 +21,11 @@ const WARMUP: Duration = Duration::from_millis(700);
 /// the systems, so a noisy moment on a shared machine is spread over all of them instead of
 /// landing on one.
 ///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-way, it may leave keys, rows or nodes of its run on the
+/// benchmark's servers; the runner always runs it to completion.
+///
 /// # Errors
 ///
 /// None of its own: a system that fails is noted as skipped.

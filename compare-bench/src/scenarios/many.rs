@@ -20,6 +20,11 @@ const PARALLEL: usize = 16;
 
 /// Runs each backend at each count.
 ///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-way, it may leave keys, rows or nodes of its run on the
+/// benchmark's servers; the runner always runs it to completion.
+///
 /// # Errors
 ///
 /// None of its own: a point that fails is noted as skipped.

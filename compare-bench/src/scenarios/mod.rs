@@ -132,6 +132,10 @@ pub fn distlock_url(servers: &Servers, backend: &str) -> String {
 
 /// Opens one independent client (own connection or session) of `kind` for lock `name`.
 ///
+/// # Cancel safety
+///
+/// Cancel safe: dropping it closes the connection it was opening.
+///
 /// # Errors
 ///
 /// The connection's error.
@@ -168,6 +172,10 @@ pub fn advisory_key(name: &str) -> i64 {
 }
 
 /// Opens `count` clients of `kind` for `name`.
+///
+/// # Cancel safety
+///
+/// Cancel safe: dropping it closes the connections it opened.
 ///
 /// # Errors
 ///

@@ -31,6 +31,11 @@ pub fn kinds() -> Vec<Kind> {
 /// Requests the server of `backend` has served so far (the unit differs per server: Redis
 /// commands, ZooKeeper packets, PostgreSQL transactions, MariaDB statements).
 ///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-way, it may leave keys, rows or nodes of its run on the
+/// benchmark's servers; the runner always runs it to completion.
+///
 /// # Errors
 ///
 /// The counter's query failed.
@@ -71,6 +76,11 @@ pub fn request_unit(backend: &str) -> &'static str {
 }
 
 /// Runs every system with the run's number of waiters.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-way, it may leave keys, rows or nodes of its run on the
+/// benchmark's servers; the runner always runs it to completion.
 ///
 /// # Errors
 ///

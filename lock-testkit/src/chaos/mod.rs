@@ -139,6 +139,10 @@ impl Runner {
     /// # Cancel safety
     ///
     /// Not cancel safe: a dropped run may leave a server paused until the runner is dropped.
+    ///
+    /// # Errors
+    ///
+    /// The server's or client's error, as the runner reports it.
     pub async fn run_cell(
         &mut self,
         scenario: Scenario,

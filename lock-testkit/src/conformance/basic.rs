@@ -10,6 +10,15 @@ use super::support::{client, unique_name};
 use crate::{ConformanceTarget, scaled, scaled_ms};
 
 /// Acquire, release, and acquire again, from one client and then another.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn acquire_release_reacquire(target: Arc<dyn ConformanceTarget>) {
     let (a, b) = (client(&target).await, client(&target).await);
     let name = unique_name("acquire_release_reacquire");
@@ -33,6 +42,15 @@ pub async fn acquire_release_reacquire(target: Arc<dyn ConformanceTarget>) {
 }
 
 /// `try_acquire` on a lock held by another client answers `None` at once.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn try_acquire_on_held_returns_none(target: Arc<dyn ConformanceTarget>) {
     let (a, b) = (client(&target).await, client(&target).await);
     let name = unique_name("try_acquire_on_held");
@@ -60,6 +78,15 @@ pub async fn try_acquire_on_held_returns_none(target: Arc<dyn ConformanceTarget>
 }
 
 /// Holding one name does not block another.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn distinct_names_are_independent(target: Arc<dyn ConformanceTarget>) {
     let (a, b) = (client(&target).await, client(&target).await);
     let first = unique_name("distinct_a");
@@ -79,6 +106,15 @@ pub async fn distinct_names_are_independent(target: Arc<dyn ConformanceTarget>) 
 
 /// Unicode, slashes, spaces, escapes and 200-byte names work, and names differing only in
 /// characters a backend might escape stay distinct locks.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn odd_names_work_and_stay_distinct(target: Arc<dyn ConformanceTarget>) {
     let (a, b) = (client(&target).await, client(&target).await);
     let base = unique_name("odd").to_string();
@@ -123,6 +159,15 @@ pub async fn odd_names_work_and_stay_distinct(target: Arc<dyn ConformanceTarget>
 }
 
 /// Invalid names fail with `InvalidInput` before any I/O.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn invalid_names_are_rejected_before_io(target: Arc<dyn ConformanceTarget>) {
     let a = client(&target).await;
     for bad in [
@@ -139,6 +184,15 @@ pub async fn invalid_names_are_rejected_before_io(target: Arc<dyn ConformanceTar
 }
 
 /// `acquire_timeout` on a held lock fails with `Timeout` within the timeout plus slack.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn acquire_timeout_returns_timeout_in_time(target: Arc<dyn ConformanceTarget>) {
     let (a, b) = (client(&target).await, client(&target).await);
     let name = unique_name("acquire_timeout");
@@ -166,6 +220,15 @@ pub async fn acquire_timeout_returns_timeout_in_time(target: Arc<dyn Conformance
 }
 
 /// A waiting client gets the lock soon after the holder releases it.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn waiter_acquires_soon_after_release(target: Arc<dyn ConformanceTarget>) {
     let (a, b) = (client(&target).await, client(&target).await);
     let name = unique_name("waiter_after_release");

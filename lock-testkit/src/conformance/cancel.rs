@@ -10,6 +10,15 @@ use crate::{ConformanceTarget, scaled_ms};
 
 /// 200 acquire futures dropped at random points (half while the lock is free, half while it is
 /// held and they wait) leave the lock acquirable by another client right after each drop.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn cancelled_acquires_leave_lock_acquirable(target: Arc<dyn ConformanceTarget>) {
     let (holder, waiter, checker) = (
         client(&target).await,

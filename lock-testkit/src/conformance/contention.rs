@@ -46,6 +46,15 @@ fn assert_strictly_increasing(tokens: &[u64]) {
 
 /// 16 independent clients take one lock 50 times each; an overlap detector inside the critical
 /// section must count zero overlaps, and fencing tokens must rise in grant order.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn contention_16_clients_zero_overlaps(target: Arc<dyn ConformanceTarget>) {
     const CLIENTS: usize = 16;
     const ROUNDS: usize = 50;
@@ -92,6 +101,15 @@ pub async fn contention_16_clients_zero_overlaps(target: Arc<dyn ConformanceTarg
 }
 
 /// Fencing tokens strictly increase across grants to different clients and across releases.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn fencing_tokens_strictly_increase(target: Arc<dyn ConformanceTarget>) {
     let clients = [
         client(&target).await,

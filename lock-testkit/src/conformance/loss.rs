@@ -15,6 +15,15 @@ fn short_lease() -> Duration {
 
 /// A hold severed behind the holder's back: another client acquires; the stale holder's lost
 /// signal fires, its release answers `NotHeld` and leaves the new holder's lock alone.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn release_after_loss_is_not_held_and_spares_new_holder(
     target: Arc<dyn ConformanceTarget>,
 ) {
@@ -54,6 +63,15 @@ pub async fn release_after_loss_is_not_held_and_spares_new_holder(
 }
 
 /// The lost signal fires when the backend drops the hold.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn lost_signal_fires_when_severed(target: Arc<dyn ConformanceTarget>) {
     let a = client(&target).await;
     let case = "lost_signal_fires";
@@ -76,6 +94,15 @@ pub async fn lost_signal_fires_when_severed(target: Arc<dyn ConformanceTarget>) 
 }
 
 /// The lost signal stays quiet through a hold and a normal release.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn lost_signal_quiet_on_release(target: Arc<dyn ConformanceTarget>) {
     let a = client(&target).await;
     let name = unique_name("lost_signal_quiet");
@@ -96,6 +123,15 @@ pub async fn lost_signal_quiet_on_release(target: Arc<dyn ConformanceTarget>) {
 }
 
 /// Renewal keeps a lock held for several lease lengths.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn lease_renewal_keeps_lock_past_lease(target: Arc<dyn ConformanceTarget>) {
     let (a, b) = (client(&target).await, client(&target).await);
     let case = "lease_renewal";

@@ -12,6 +12,15 @@ use crate::{Blackhole, ConformanceTarget, free_port, scaled_ms};
 
 /// A refused port and a server that accepts but never answers both give `Unavailable`,
 /// within twice the configured timeout (connect, then one request) plus slack.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn unreachable_server_is_unavailable_in_time(target: Arc<dyn ConformanceTarget>) {
     let timeout = Duration::from_millis(1000);
     let blackhole = Blackhole::start().await;

@@ -15,6 +15,15 @@ async fn assert_free(lock: &Arc<dyn DistributedLock>, name: &LockName, after: &s
 }
 
 /// `with_lock` returns the closure's value and releases.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn with_lock_returns_value(target: Arc<dyn ConformanceTarget>) {
     let (a, b) = (client(&target).await, client(&target).await);
     let name = unique_name("with_lock_value");
@@ -32,6 +41,15 @@ pub async fn with_lock_returns_value(target: Arc<dyn ConformanceTarget>) {
 }
 
 /// A closure returning an error still releases the lock.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn with_lock_releases_on_error(target: Arc<dyn ConformanceTarget>) {
     let (a, b) = (client(&target).await, client(&target).await);
     let name = unique_name("with_lock_error");
@@ -44,6 +62,15 @@ pub async fn with_lock_releases_on_error(target: Arc<dyn ConformanceTarget>) {
 }
 
 /// A panicking closure still releases the lock; the panic reaches the caller.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn with_lock_releases_on_panic(target: Arc<dyn ConformanceTarget>) {
     let (a, b) = (client(&target).await, client(&target).await);
     let name = unique_name("with_lock_panic");
@@ -63,6 +90,15 @@ pub async fn with_lock_releases_on_panic(target: Arc<dyn ConformanceTarget>) {
 }
 
 /// Severing the hold mid-closure drops the closure and returns `Lost`.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn with_lock_lost_mid_closure_drops_it(target: Arc<dyn ConformanceTarget>) {
     let a = client(&target).await;
     let case = "with_lock_lost";
@@ -100,6 +136,15 @@ pub async fn with_lock_lost_mid_closure_drops_it(target: Arc<dyn ConformanceTarg
 }
 
 /// Nested `with_lock` on the same name in the same task re-enters instead of deadlocking.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease (or session) ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
 pub async fn with_lock_nested_reenters(target: Arc<dyn ConformanceTarget>) {
     let (a, b) = (client(&target).await, client(&target).await);
     let name = unique_name("with_lock_nested");

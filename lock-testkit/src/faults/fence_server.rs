@@ -26,6 +26,14 @@ impl FenceServer {
     /// # Panics
     ///
     /// If no loopback port can be bound.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future before it returns closes what it opened.
+    ///
+    /// # Errors
+    ///
+    /// None; panics as documented.
     pub async fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await

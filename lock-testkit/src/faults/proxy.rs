@@ -39,6 +39,14 @@ impl FaultProxy {
     /// # Panics
     ///
     /// If no loopback port can be bound.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future before it returns closes the listener.
+    ///
+    /// # Errors
+    ///
+    /// None; panics as documented.
     pub async fn start(upstream: SocketAddr) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
