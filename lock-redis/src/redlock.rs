@@ -15,14 +15,16 @@ use crate::config::RedisLockBuilder;
 use crate::error::BACKEND;
 use crate::keys::LockKeys;
 use crate::node::{Attempt, Node};
-use crate::redlock_held::{RedlockHeld, release_all};
+use crate::redlock_held::{RedlockHeld, bounded, per_master_limit, release_all, until_decided};
 use crate::token::new_token;
 
 /// A Redlock over independent masters: a grant needs a majority of them within the lease.
 ///
 /// Waiting polls with the options' jittered backoff (no pub/sub across masters). Each master
-/// call is bounded by the command timeout, so a paused or dead minority delays an acquisition
-/// by at most that much. See the crate docs for what its fencing token guarantees.
+/// call in an acquire or renew round is bounded by the command timeout and by half of what the
+/// lease leaves after the drift allowance, whichever is shorter, so a paused or dead minority
+/// delays a round by at most that much and can never outlast the lease it is deciding about.
+/// See the crate docs for what its fencing token guarantees.
 #[derive(Clone, Debug)]
 pub struct Redlock {
     inner: Arc<Inner>,
@@ -108,17 +110,28 @@ impl Redlock {
         let token = new_token();
         let lease = options.lease;
         let drift = self.drift(lease);
+        let limit = per_master_limit(nodes, lease, drift);
         let start = Instant::now();
         let cleanup = ArmedCleanup::arm(nodes, keys, &token);
-        let replies = join_all(
-            nodes
+        let against = nodes.len() - quorum;
+        let token_ref = token.as_str();
+        let calls = nodes.iter().map(|node| async move {
+            (
+                node,
+                bounded(limit, node.acquire(keys, token_ref, lease, None)).await,
+            )
+        });
+        let replies = until_decided(calls, |replies| {
+            let granted = replies
                 .iter()
-                .map(|node| node.acquire(keys, &token, lease, None)),
-        )
+                .filter(|(_, reply)| matches!(reply, Ok(Attempt::Granted(_))))
+                .count();
+            granted >= quorum || replies.len() - granted > against
+        })
         .await;
         let (mut granted, mut longest_pttl, mut failures) =
             (Vec::new(), Some(Duration::ZERO), Vec::new());
-        for (node, reply) in nodes.iter().zip(replies) {
+        for (node, reply) in replies {
             match reply {
                 Ok(Attempt::Granted(fence)) => granted.push((node, fence)),
                 Ok(Attempt::Held(pttl)) => {
@@ -135,7 +148,7 @@ impl Redlock {
                 if *own == fence {
                     Ok(())
                 } else {
-                    node.raise_fence(keys, fence).await
+                    bounded(limit, node.raise_fence(keys, fence)).await
                 }
             }))
             .await;

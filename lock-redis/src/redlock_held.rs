@@ -1,9 +1,12 @@
 //! The server side of a Redlock hold: release on every master, renew on a majority.
 
+use std::future::Future;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures_util::StreamExt;
 use futures_util::future::join_all;
+use futures_util::stream::FuturesUnordered;
 use lock_core::{Error, ErrorKind, HeldLock, Result};
 
 use crate::keys::LockKeys;
@@ -71,13 +74,20 @@ impl HeldLock for RedlockHeld {
     }
 
     async fn renew(&self, lease: Duration) -> Result<bool> {
+        let limit = per_master_limit(&self.nodes, lease, self.drift);
         // Ask for the drift allowance on top, so the servers' lease outlasts the local one.
-        let lease = lease + self.drift;
-        let answers = join_all(
-            self.nodes
-                .iter()
-                .map(|node| node.renew(&self.keys, &self.token, lease)),
-        )
+        let asked = lease + self.drift;
+        let calls = self
+            .nodes
+            .iter()
+            .map(|node| bounded(limit, node.renew(&self.keys, &self.token, asked)));
+        let quorum = quorum(self.nodes.len());
+        let against = self.nodes.len() - quorum;
+        let answers = until_decided(calls, |answers| {
+            let yes = answers.iter().filter(|a| matches!(a, Ok(true))).count();
+            let no = answers.iter().filter(|a| !matches!(a, Ok(true))).count();
+            yes >= quorum || no > against
+        })
         .await;
         self.verdict(answers, "renew")
     }
@@ -91,4 +101,51 @@ pub(crate) async fn release_all(nodes: &[Node], keys: &LockKeys, token: &str) {
             tracing::debug!(%error, "Redlock release on one master failed; its lease ends it");
         }
     }
+}
+
+/// How long one master may take to answer in a round (acquire or renew) for `lease`: the
+/// command timeout, but never more than half of what the lease leaves after the drift
+/// allowance. The Redlock algorithm asks for per-master timeouts small against the lease: a
+/// paused or dead minority must not stall a round past the point where its grant or renewal is
+/// still worth having, while the answering majority decides.
+pub(crate) fn per_master_limit(nodes: &[Node], lease: Duration, drift: Duration) -> Duration {
+    let command_timeout = nodes.first().map_or(lease, Node::timeout);
+    command_timeout
+        .min(lease.saturating_sub(drift) / 2)
+        .max(Duration::from_millis(1))
+}
+
+/// Runs `call` on one master, failing it as `Unavailable` once `limit` has passed.
+pub(crate) async fn bounded<T>(
+    limit: Duration,
+    call: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    match tokio::time::timeout(limit, call).await {
+        Ok(answer) => answer,
+        Err(_) => Err(Error::new(
+            ErrorKind::Unavailable,
+            format!(
+                "a Redis master did not answer within {limit:?}, the per-master limit for this lease"
+            ),
+        )),
+    }
+}
+
+/// Runs `calls` (one per master) at once and returns the answers as soon as `decided` says the
+/// answers so far settle the round, or when every master has answered. A majority decides, so
+/// a slow minority is not waited for; its calls are dropped (a dropped call may still run on
+/// that master, which the hold's own release and lease cover).
+pub(crate) async fn until_decided<F: Future>(
+    calls: impl IntoIterator<Item = F>,
+    decided: impl Fn(&[F::Output]) -> bool,
+) -> Vec<F::Output> {
+    let mut pending: FuturesUnordered<F> = calls.into_iter().collect();
+    let mut answers = Vec::with_capacity(pending.len());
+    while let Some(answer) = pending.next().await {
+        answers.push(answer);
+        if decided(&answers) {
+            break;
+        }
+    }
+    answers
 }

@@ -183,3 +183,45 @@ async fn fencing_tokens_rise_across_different_majorities() {
         "Redlock polls; it must not claim otherwise"
     );
 }
+
+/// With the default 5 s command timeout and a lease far shorter than it, a paused master must
+/// not stall rounds past the lease: acquisitions succeed within half the lease and renewals
+/// keep the hold for several leases, decided by the answering majority.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paused_master_cannot_stall_rounds_past_a_short_lease() {
+    let Some(mut servers) = masters(3) else {
+        return;
+    };
+    let urls: Vec<String> = servers.iter().map(RedisServer::url).collect();
+    let lock = Redlock::builder(&urls.join(","))
+        .connect_redlock()
+        .await
+        .expect("connect redlock with default timeouts");
+    let lease = Duration::from_millis(800);
+    let options = lock_core::AcquireOptions::builder()
+        .wait(scaled_ms(5000))
+        .lease(lease)
+        .build()
+        .expect("options");
+    servers[1].process().pause().expect("SIGSTOP");
+    let started = Instant::now();
+    let guard = lock
+        .acquire_timeout_with(lock_name("paused-short-lease"), &options)
+        .await
+        .expect("acquire with one of three masters paused");
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed <= lease / 2 + scaled_ms(300),
+        "acquire took {elapsed:?}; a paused master stalled the round past half the {lease:?} lease"
+    );
+    tokio::time::sleep(lease * 3).await;
+    assert!(
+        !guard.is_lost(),
+        "renewal rounds waited on the paused master past the lease"
+    );
+    guard
+        .release()
+        .await
+        .expect("release by the answering majority");
+    servers[1].process().resume().expect("SIGCONT");
+}
