@@ -3,6 +3,7 @@
 mod acl;
 mod config;
 mod errors;
+mod expiry;
 mod held;
 mod lock;
 mod names;

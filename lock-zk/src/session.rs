@@ -1,4 +1,6 @@
-//! One ZooKeeper session and what the lock needs to know about it: connected, suspended, ended.
+//! One ZooKeeper session and what the lock needs to know about it: connected, suspended, ended
+//! (on the ensemble's word, or on the local clock once a disconnection has lasted until the
+//! ensemble may have expired it).
 
 use std::sync::Arc;
 
@@ -7,6 +9,7 @@ use zookeeper_client::{Acls, Client, CreateMode, SessionState};
 
 use crate::ZkConfig;
 use crate::errors::{BACKEND, convert, within};
+use crate::expiry;
 
 /// A live session: the client, its configuration, and a token that fires when it ends.
 #[derive(Debug)]
@@ -67,26 +70,38 @@ impl Session {
         Ok(session)
     }
 
-    /// Fires `ended` when the session reaches a terminal state (expired, closed, auth failed).
+    /// Fires `ended` when the session reaches a terminal state (expired, closed, auth failed) or
+    /// stays disconnected until the ensemble may have expired it (see [`expiry`]); in the second
+    /// case the session is also closed on the server once it can be reached.
     fn spawn_monitor(&self) {
-        let mut states = self.client.state_watcher();
-        let (ended, dropped) = (self.ended.clone(), self.dropped.clone());
         if self.client.state().is_terminated() {
-            ended.cancel();
+            self.ended.cancel();
             return;
         }
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    () = dropped.cancelled() => return,
-                    state = states.changed() => if state.is_terminated() {
-                        tracing::warn!(?state, "ZooKeeper session ended; its locks are lost");
-                        ended.cancel();
-                        return;
-                    },
-                }
+        let states = self.client.state_watcher();
+        let session_timeout = self.client.session_timeout();
+        let close = {
+            let hosts = self.config.hosts.clone();
+            let info = self.client.session().clone();
+            let connect_timeout = self.config.connect_timeout;
+            let states = states.clone();
+            move || {
+                tokio::spawn(expiry::close_on_server(
+                    hosts,
+                    info,
+                    session_timeout,
+                    connect_timeout,
+                    states,
+                ));
             }
-        });
+        };
+        tokio::spawn(expiry::monitor(
+            states,
+            session_timeout,
+            self.ended.clone(),
+            self.dropped.clone(),
+            close,
+        ));
     }
 
     pub(crate) fn client(&self) -> &Client {

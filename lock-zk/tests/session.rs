@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use lock_core::DistributedLockExt;
+use lock_testkit::faults::{Fault, FaultProxy};
 use lock_testkit::holder::Holder;
 use lock_testkit::{scaled, scaled_ms};
 use lock_zk::zookeeper_client::Client;
@@ -92,6 +93,73 @@ async fn partition_past_the_session_timeout_fires_lost_and_frees_the_lock() {
         .expect_err("release of an expired hold succeeded");
     assert_eq!(error.kind(), lock_core::ErrorKind::NotHeld, "{error}");
     // The service opens a new session for the next acquire.
+    let again = holder.acquire_timeout(&name, scaled_ms(10_000)).await;
+    again
+        .expect("acquire on a new session")
+        .release()
+        .await
+        .expect("release");
+}
+
+/// A link that goes silent (connections accepted, nothing forwarded either way) hides the
+/// session's expiry from the holder, which keeps reconnecting without an answer: the holder
+/// declares its hold lost on its own clock, within the session timeout of the silence and no
+/// later than the ensemble hands the lock to the next client. Its next acquire opens a new
+/// session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn blackholed_link_fires_lost_before_the_lock_passes_to_another_client() {
+    let Some(url) = server() else { return };
+    let upstream = SocketAddr::from(([127, 0, 0, 1], support::server_port(&url)));
+    let proxy = FaultProxy::start(upstream).await;
+    let holder_url = format!(
+        "zk://{}?session_timeout={}ms",
+        proxy.addr(),
+        SESSION.as_millis()
+    );
+    let holder = support::connect(&holder_url).await;
+    let other = support::connect(&url).await;
+    let name = unique("blackhole");
+    let guard = holder
+        .acquire_timeout(&name, scaled_ms(5000))
+        .await
+        .expect("acquire");
+    let waiting = {
+        let name = name.clone();
+        tokio::spawn(async move {
+            let guard = other
+                .acquire_timeout(&name, SESSION * 3 + scaled_ms(5000))
+                .await;
+            (Instant::now(), guard)
+        })
+    };
+    tokio::time::sleep(scaled_ms(300)).await;
+    assert!(!waiting.is_finished(), "the other client got a held lock");
+    proxy.set(Fault::Blackhole);
+    let silenced = Instant::now();
+    let limit = SESSION + scaled_ms(1000);
+    let fired = tokio::time::timeout(limit, guard.lost().cancelled()).await;
+    let lost_at = Instant::now();
+    assert!(
+        fired.is_ok(),
+        "the holder's lost signal did not fire within {limit:?} of the link going silent"
+    );
+    let (granted_at, next) = tokio::time::timeout(SESSION * 3 + scaled_ms(6000), waiting)
+        .await
+        .expect("the other client's acquire returned")
+        .expect("waiter task");
+    let next = next.expect("the other client's acquire after the session expired");
+    eprintln!(
+        "silenced; lost after {:?}, lock passed on after {:?} (session timeout {SESSION:?})",
+        lost_at - silenced,
+        granted_at - silenced
+    );
+    assert!(
+        lost_at <= granted_at + scaled_ms(100),
+        "the lost signal fired {:?} after the lock passed to another client",
+        lost_at - granted_at
+    );
+    next.release().await.expect("release");
+    proxy.set(Fault::Pass);
     let again = holder.acquire_timeout(&name, scaled_ms(10_000)).await;
     again
         .expect("acquire on a new session")
