@@ -61,6 +61,10 @@ async fn memory(
             counters::pg_table_size(&servers.postgres, table).await?,
             "pg_total_relation_size of the lock table",
         )),
+        "mysql" => Some((
+            counters::mysql_table_size(&servers.mysql, table).await?,
+            "information_schema data_length + index_length of the lock table",
+        )),
         _ => None,
     })
 }
