@@ -119,10 +119,11 @@ impl RedisLock {
             {
                 Attempt::Held(hint) => hint,
                 Attempt::Granted(fence) => {
+                    // This branch returns: the hold takes the keys and token, no copies.
                     let held = SingleHeld {
                         node: node.clone(),
-                        keys: keys.clone(),
-                        token: token.clone(),
+                        keys,
+                        token,
                     };
                     let guard = self.granted(name, held, fence, granted_at, options).await?;
                     cleanup.disarm();

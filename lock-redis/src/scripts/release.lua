@@ -3,8 +3,21 @@
 -- queued waiter ('' when none) so that waiter tries next.
 -- KEYS[1] lock key, KEYS[2] wake-up channel, KEYS[3] waiter queue, KEYS[4] waiter expiries.
 -- ARGV[1] owner token.
--- Returns {1, receivers} when the lock was ours and is deleted, {0, 0} when it was not ours
+-- Returns {1, receivers} when the lock was ours and is deleted (receivers 0 when no waiter is
+-- queued and nothing was published), {0, 0} when it was not ours
 -- (nothing of anyone else's changed).
+-- Fast path: no queue key means no waiter is queued, so there is no entry to drop and nobody
+-- to name in a wake-up: compare-and-delete, and no PUBLISH. Waiters join the queue in the
+-- acquire script run that finds the lock taken, before they sleep, so none can miss this
+-- release; a waiter whose entry expired unrefreshed is past its own fallback timer and tries
+-- again on its own.
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('DEL', KEYS[1])
+    return {1, 0}
+  end
+  return {0, 0}
+end
 local ours = redis.call('GET', KEYS[1]) == ARGV[1]
 if ours then
   redis.call('DEL', KEYS[1])
