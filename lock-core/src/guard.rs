@@ -148,8 +148,9 @@ impl LockGuard {
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe: the release runs in a task of its own and completes even if this future is
-    /// dropped.
+    /// Cancel safe: if this future is dropped before the server answered, the release runs
+    /// again in the background (it compares by owner token, so a second run after a first that
+    /// took effect changes nothing).
     ///
     /// # Errors
     ///
@@ -163,11 +164,12 @@ impl LockGuard {
             return Ok(());
         };
         let was_lost = self.is_lost();
-        let released = tokio::spawn(async move { held.release().await }).await;
-        let released = released.map_err(|join| {
-            Error::new(ErrorKind::Backend, "release task failed").with_source(join)
-        });
-        match released.and_then(|result| result) {
+        // Runs inline (no task hop on the hot path); dropped half-way, it is redone in the
+        // background by this guard.
+        let mut unfinished = ReleaseIfDropped(Some(Arc::clone(&held)));
+        let released = held.release().await;
+        unfinished.0 = None;
+        match released {
             Ok(true) if !was_lost => Ok(()),
             Ok(_) if was_lost => Err(self.context(Error::new(
                 ErrorKind::NotHeld,
@@ -192,20 +194,37 @@ impl LockGuard {
 impl Drop for LockGuard {
     fn drop(&mut self) {
         self.stop_monitor.cancel();
-        let Some(held) = self.held.take() else { return };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move {
-                    if let Err(error) = held.release().await {
-                        tracing::warn!(%error, ?held, "background release failed; the lease will end the hold");
-                    }
-                });
-            }
-            Err(_) => tracing::warn!(
-                ?held,
-                "guard dropped outside a tokio runtime; the lease will end the hold"
-            ),
+        if let Some(held) = self.held.take() {
+            release_in_background(held);
         }
+    }
+}
+
+/// Redoes a release in the background if the future running it is dropped before it finished.
+struct ReleaseIfDropped(Option<Arc<dyn HeldLock>>);
+
+impl Drop for ReleaseIfDropped {
+    fn drop(&mut self) {
+        if let Some(held) = self.0.take() {
+            release_in_background(held);
+        }
+    }
+}
+
+/// Releases `held` in a task of its own: best-effort, the lease ends the hold if it fails.
+fn release_in_background(held: Arc<dyn HeldLock>) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            runtime.spawn(async move {
+                if let Err(error) = held.release().await {
+                    tracing::warn!(%error, ?held, "background release failed; the lease will end the hold");
+                }
+            });
+        }
+        Err(_) => tracing::warn!(
+            ?held,
+            "guard dropped outside a tokio runtime; the lease will end the hold"
+        ),
     }
 }
 

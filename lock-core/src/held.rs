@@ -20,7 +20,9 @@ pub trait HeldLock: Send + Sync + fmt::Debug + 'static {
     ///
     /// # Cancel safety
     ///
-    /// Need not be cancel safe: the guard runs it in a task of its own.
+    /// May be dropped part-way: the guard then runs it again in the background. So a release
+    /// whose first run already took effect must answer `Ok(false)` and change nothing, which
+    /// comparing by owner token gives.
     ///
     /// # Errors
     ///

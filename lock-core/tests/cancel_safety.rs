@@ -4,8 +4,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use futures_util::FutureExt;
-use lock_core::{AcquireOptions, DistributedLockExt, MemoryLock};
+use lock_core::{AcquireOptions, DistributedLockExt, HeldLock, LockGuard, LockName, MemoryLock};
 
 async fn free_soon(lock: &MemoryLock, name: &str) -> bool {
     lock.acquire_timeout(name, Duration::from_secs(2))
@@ -14,16 +15,39 @@ async fn free_soon(lock: &MemoryLock, name: &str) -> bool {
         .is_ok()
 }
 
+/// A hold whose server answers a release only after 50 ms, and that ends only through that
+/// release (dropping it leaves the lock held, as a dropped network request would).
+#[derive(Debug)]
+struct SlowRelease {
+    lock: MemoryLock,
+    name: LockName,
+}
+
+#[async_trait]
+impl HeldLock for SlowRelease {
+    async fn release(&self) -> lock_core::Result<bool> {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Ok(self.lock.sever(&self.name))
+    }
+}
+
 #[tokio::test]
 async fn dropped_release_still_releases() {
     let lock = MemoryLock::new();
-    let guard = lock.acquire("cancel/release").await.expect("acquire");
-    let mut release = Box::pin(guard.release());
+    let name = LockName::new("cancel/release").expect("name");
+    let server_side = lock.acquire(&name).await.expect("acquire");
+    // The server-side hold lives on (renewed) until the slow release severs it.
+    std::mem::forget(server_side);
+    let held = Arc::new(SlowRelease {
+        lock: lock.clone(),
+        name: name.clone(),
+    });
+    let guard = LockGuard::builder(name, 1, held).build();
+    let cut = tokio::time::timeout(Duration::from_millis(10), guard.release()).await;
     assert!(
-        (&mut release).now_or_never().is_none(),
-        "release finished without awaiting its task"
+        cut.is_err(),
+        "the release finished before its server answered"
     );
-    drop(release);
     assert!(
         free_soon(&lock, "cancel/release").await,
         "a dropped release left the lock held"
