@@ -132,3 +132,37 @@ async fn paused_server_fires_lost_by_the_lease_end_and_acquire_times_out() {
     server.process().resume().expect("SIGCONT");
     drop(guard);
 }
+
+/// A restart without persistence forgets the fence counter with everything else; the server
+/// clock floors every token, so the next grant still gets a larger one and a fenced resource
+/// keeps refusing the forgotten holder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fencing_tokens_keep_rising_across_a_restart_that_loses_the_data() {
+    let Some(mut server) = require(RedisServer::start()) else {
+        return;
+    };
+    let url = server.url();
+    let before = {
+        let lock = lock_redis::connect(&url).await.expect("connect");
+        let mut last = 0;
+        for _ in 0..3 {
+            let guard = lock.acquire("restart-fence").await.expect("acquire");
+            assert!(guard.fencing_token() > last, "tokens did not rise");
+            last = guard.fencing_token();
+            guard.release().await.expect("release");
+        }
+        last
+    };
+    server.restart().expect("restart");
+    let lock = lock_redis::connect(&url).await.expect("reconnect");
+    let guard = lock
+        .acquire("restart-fence")
+        .await
+        .expect("acquire after restart");
+    assert!(
+        guard.fencing_token() > before,
+        "token {} after the restart is not above {before} from before it",
+        guard.fencing_token()
+    );
+    guard.release().await.expect("release");
+}

@@ -9,12 +9,23 @@
 -- Returns {1, fence} on a grant; {0, ms} when not granted: the lock's PTTL (-1: no expiry), or,
 -- when the lock is free but another waiter is first, how long that waiter's entry may last.
 -- Fast path: no queue key means no waiter is queued (a waiter joins in the same script run that
--- finds the lock taken, before it sleeps), so the lock is free to take outright: no clock read,
--- no queue upkeep. The grant and the reply are the same as the queue path's with an empty queue.
+-- finds the lock taken, before it sleeps), so the lock is free to take outright: no queue
+-- upkeep. The grant and the reply are the same as the queue path's with an empty queue.
+-- The next fencing token: one past the counter, and never below the server clock in
+-- microseconds. Tokens so keep rising even when the counter is lost with the data (a restart
+-- without persistence, a failover to a replica that never saw the last grant), as long as the
+-- new server's clock is not behind the lost grants' time.
+local function next_fence()
+  local clock = redis.call('TIME')
+  local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+  local fence = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, now_us)
+  redis.call('SET', KEYS[2], string.format('%d', fence))
+  return fence
+end
 local queued = redis.call('EXISTS', KEYS[3]) == 1
 if not queued then
   if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-    return {1, redis.call('INCR', KEYS[2])}
+    return {1, next_fence()}
   end
   if ARGV[3] ~= '1' then
     return {0, redis.call('PTTL', KEYS[1])}
@@ -36,7 +47,7 @@ if queued and (not head or head == ARGV[1]) and
     redis.call('ZREM', KEYS[3], ARGV[1])
     redis.call('ZREM', KEYS[4], ARGV[1])
   end
-  return {1, redis.call('INCR', KEYS[2])}
+  return {1, next_fence()}
 end
 if ARGV[3] == '1' then
   redis.call('ZADD', KEYS[3], 'NX', now_us, ARGV[1])
