@@ -1,5 +1,6 @@
 //! The scenario runner: `compare-bench [--quick] [--out DIR] [--only a,b]` starts (or finds) the
 //! servers, runs the scenarios and writes `report.md`, `results.jsonl` and SVG charts.
+//! `--report-from results.jsonl` writes the report again from an earlier run's results.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -15,6 +16,8 @@ struct Options {
     out: PathBuf,
     only: Option<Vec<String>>,
     command: String,
+    /// Re-render the report from this `results.jsonl` instead of measuring.
+    report_from: Option<PathBuf>,
 }
 
 fn options() -> BenchResult<Options> {
@@ -23,17 +26,21 @@ fn options() -> BenchResult<Options> {
         out: PathBuf::from("docs/results"),
         only: None,
         command: std::env::var("COMPARE_COMMAND").unwrap_or_else(|_| "compare-bench".to_owned()),
+        report_from: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => options.quick = true,
+            "--report-from" => {
+                options.report_from = Some(PathBuf::from(args.next().ok_or("--report-from needs a results.jsonl")?));
+            }
             "--out" => options.out = PathBuf::from(args.next().ok_or("--out needs a directory")?),
             "--only" => {
                 let list = args.next().ok_or("--only needs a list")?;
                 options.only = Some(list.split(',').map(str::to_owned).collect());
             }
-            other => return Err(format!("unknown argument {other:?}; usage: compare-bench [--quick] [--out DIR] [--only latency,contention,waiting,herd,crash,failover,many]").into()),
+            other => return Err(format!("unknown argument {other:?}; usage: compare-bench [--quick] [--out DIR] [--only latency,contention,waiting,herd,crash,failover,many] [--report-from results.jsonl]").into()),
         }
     }
     Ok(options)
@@ -50,6 +57,15 @@ fn utc_now() -> String {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> BenchResult<()> {
     let options = options()?;
+    if let Some(results) = &options.report_from {
+        report::rewrite(&options.out, results)?;
+        eprintln!(
+            "compare-bench: rewrote the report in {} from {}",
+            options.out.display(),
+            results.display()
+        );
+        return Ok(());
+    }
     let started = Instant::now();
     let machine = machine::machine();
     let started_utc = utc_now();

@@ -113,6 +113,49 @@ impl Record {
         object
     }
 
+    /// The record a JSON object written by [`to_json`](Record::to_json) describes; `None` when a
+    /// common field is missing.
+    pub fn from_json(value: &Value) -> Option<Self> {
+        let map = value.as_object()?;
+        let text = |key: &str| map.get(key)?.as_str().map(str::to_owned);
+        let number = |key: &str| map.get(key)?.as_f64();
+        let count = |key: &str| map.get(key)?.as_u64();
+        let common = [
+            "scenario",
+            "system",
+            "backend",
+            "clients",
+            "ops",
+            "seconds",
+            "ops_per_s",
+            "p50_us",
+            "p99_us",
+            "max_us",
+            "overlaps",
+            "handoffs",
+        ];
+        let extra = map
+            .iter()
+            .filter(|(key, _)| !common.contains(&key.as_str()))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        Some(Self {
+            scenario: text("scenario")?,
+            system: text("system")?,
+            backend: text("backend")?,
+            clients: usize::try_from(count("clients")?).ok()?,
+            ops: count("ops")?,
+            seconds: number("seconds")?,
+            ops_per_s: number("ops_per_s")?,
+            p50_us: number("p50_us")?,
+            p99_us: number("p99_us")?,
+            max_us: number("max_us")?,
+            overlaps: count("overlaps")?,
+            handoffs: count("handoffs")?,
+            extra,
+        })
+    }
+
     /// The record as one JSON line (no trailing newline).
     pub fn to_line(&self) -> String {
         self.to_json().to_string()

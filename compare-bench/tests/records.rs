@@ -77,3 +77,27 @@ fn redis_goals_follow_the_numbers() {
     // Nothing measured for ZooKeeper here.
     assert_eq!(goals[2].met, None);
 }
+
+/// `--report-from` rebuilds records from their JSON lines: every field survives the trip.
+#[test]
+fn records_read_back_from_their_json_lines() {
+    let record = Record::new("contention", "distlock 0.1.0", "redis")
+        .with("fairness", "51..52")
+        .with("setting_ms", 1000);
+    let mut record = record;
+    record.clients = 32;
+    record.ops = 1234;
+    record.seconds = 2.5;
+    record.ops_per_s = 493.6;
+    record.p50_us = 28710.0;
+    record.p99_us = 41630.5;
+    record.max_us = 50000.0;
+    record.overlaps = 0;
+    record.handoffs = 1200;
+    let line: serde_json::Value = serde_json::from_str(&record.to_line()).expect("a JSON line");
+    assert_eq!(Record::from_json(&line), Some(record));
+    assert_eq!(
+        Record::from_json(&serde_json::json!({"header": true})),
+        None
+    );
+}

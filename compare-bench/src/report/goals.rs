@@ -22,11 +22,12 @@ pub struct Goal {
 /// Why a goal is missed where it is, from the design (no measured numbers), and what would close
 /// it; indexed like [`goals`].
 const WHY: [&str; 5] = [
-    "distlock's acquire and release scripts also keep the FIFO waiter queue and the fencing counter \
-     (TIME, ZRANGEBYSCORE, ZRANGE, INCR on acquire; ZREM twice, ZRANGE, PUBLISH on release) and every \
-     guard starts a lease-renewal task, where the peers run one SET and one compare-and-delete. To \
-     close: a fast path in the scripts that skips queue upkeep and PUBLISH when no queue key exists, \
-     and a lighter guard start.",
+    "The scripts already skip all queue upkeep and PUBLISH while nobody waits (acquire: SET NX PX \
+     plus the fence, read from TIME so tokens survive data loss; release: compare-and-delete), so \
+     both locks send two commands per pair. What remains is client-side: each guard starts a lease \
+     monitor task and arms a cancel-safe cleanup, and the scripts run through EVALSHA. To close: one \
+     shared lease-monitor task per lock service instead of one per guard, and a cleanup that \
+     allocates nothing.",
     "distlock hands the lock to the first queued waiter (FIFO) through pub/sub, a round trip per \
      handoff; rslock lets the client that just released take it again at once while the others sleep \
      up to 200 ms between tries, so its pairs/s and its per-grant p99 come mostly from one client (see \

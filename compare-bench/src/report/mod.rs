@@ -27,6 +27,38 @@ pub struct Run<'a> {
     pub command: &'a str,
 }
 
+/// Writes the report, charts and headline again into `out` from the `results.jsonl` of an
+/// earlier run, measuring nothing: for changes to the report's text and charts.
+///
+/// # Errors
+///
+/// The file cannot be read, has no header line, or a line is not a result.
+pub fn rewrite(out: &Path, results: &Path) -> BenchResult<()> {
+    let text = std::fs::read_to_string(results)?;
+    let mut lines = text.lines().filter(|line| !line.trim().is_empty());
+    let header: Value = serde_json::from_str(lines.next().ok_or("results file is empty")?)?;
+    if header["header"] != Value::Bool(true) {
+        return Err("the first line of the results file is not its header".into());
+    }
+    let records = lines
+        .map(|line| {
+            let value: Value = serde_json::from_str(line)?;
+            Record::from_json(&value).ok_or_else(|| format!("not a result: {line}").into())
+        })
+        .collect::<BenchResult<Vec<Record>>>()?;
+    let command = header["command"]
+        .as_str()
+        .unwrap_or("compare-bench")
+        .to_owned();
+    let run = Run {
+        header: &header,
+        records: &records,
+        skipped: &[],
+        command: &command,
+    };
+    write(out, &run)
+}
+
 /// Writes `results.jsonl`, the charts and `report.md` into `out`.
 ///
 /// # Errors
