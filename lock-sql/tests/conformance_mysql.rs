@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use lock_testkit::servers::{MariaDbServer, external_url};
 use lock_testkit::{ConformanceTarget, require};
-use support::{SqlTarget, cases};
+use support::SqlTarget;
 
 /// One server for the whole test binary (or `LOCK_TEST_MYSQL_URL`); `None` skips.
 fn url() -> Option<String> {
@@ -31,35 +31,7 @@ fn target() -> Option<SqlTarget> {
 
 lock_testkit::conformance_tests!(mysql());
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn stale_holder_cannot_release_or_extend() {
-    let Some(target) = target() else { return };
-    cases::stale_holder_cannot_release_or_extend(&target).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn small_pool_serves_more_holders_than_connections() {
-    let Some(target) = target() else { return };
-    cases::small_pool_serves_more_holders_than_connections(&target).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn wait_is_bounded_by_the_remaining_lease() {
-    let Some(target) = target() else { return };
-    cases::wait_is_bounded_by_the_remaining_lease(&target).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn fencing_survives_reconnects_and_severs() {
-    let Some(target) = target() else { return };
-    cases::fencing_survives_reconnects_and_severs(&target).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn table_option_separates_locks() {
-    let Some(target) = target() else { return };
-    cases::table_option_separates_locks(&target).await;
-}
+support::sql_cases!(target());
 
 /// `mariadb://` URLs are spoken as MySQL.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

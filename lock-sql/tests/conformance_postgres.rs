@@ -11,7 +11,7 @@ use lock_sql::SqlLock;
 use lock_testkit::holder::Holder;
 use lock_testkit::servers::{PostgresServer, external_url};
 use lock_testkit::{ConformanceTarget, require, scaled_ms};
-use support::{SqlTarget, cases, unique};
+use support::{SqlTarget, unique};
 use tokio::time::Instant;
 
 /// One server for the whole test binary (or `LOCK_TEST_POSTGRES_URL`); `None` skips.
@@ -37,35 +37,7 @@ fn target() -> Option<SqlTarget> {
 
 lock_testkit::conformance_tests!(postgres());
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn stale_holder_cannot_release_or_extend() {
-    let Some(target) = target() else { return };
-    cases::stale_holder_cannot_release_or_extend(&target).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn small_pool_serves_more_holders_than_connections() {
-    let Some(target) = target() else { return };
-    cases::small_pool_serves_more_holders_than_connections(&target).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn wait_is_bounded_by_the_remaining_lease() {
-    let Some(target) = target() else { return };
-    cases::wait_is_bounded_by_the_remaining_lease(&target).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn fencing_survives_reconnects_and_severs() {
-    let Some(target) = target() else { return };
-    cases::fencing_survives_reconnects_and_severs(&target).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn table_option_separates_locks() {
-    let Some(target) = target() else { return };
-    cases::table_option_separates_locks(&target).await;
-}
+support::sql_cases!(target());
 
 /// Ten waiters on one service share one listening connection, and a release wakes them at
 /// once although their backoff alone would sleep 30 s and the holder's lease has 30 s left.

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use lock_core::{DistributedLockExt, ErrorKind};
 use lock_testkit::ConformanceTarget;
 use lock_testkit::holder::{finish_contender, start_contender};
-use support::{SqlTarget, cases};
+use support::SqlTarget;
 
 /// One database file for the whole test binary, in a directory removed when the process exits
 /// normally (statics are never dropped, so the path is kept in a leaked `TempDir`).
@@ -33,30 +33,7 @@ async fn sqlite() -> Option<Arc<dyn ConformanceTarget>> {
 
 lock_testkit::conformance_tests!(sqlite());
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn stale_holder_cannot_release_or_extend() {
-    cases::stale_holder_cannot_release_or_extend(&SqlTarget::plain(url())).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn small_pool_serves_more_holders_than_connections() {
-    cases::small_pool_serves_more_holders_than_connections(&SqlTarget::plain(url())).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn wait_is_bounded_by_the_remaining_lease() {
-    cases::wait_is_bounded_by_the_remaining_lease(&SqlTarget::plain(url())).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn fencing_survives_reconnects_and_severs() {
-    cases::fencing_survives_reconnects_and_severs(&SqlTarget::plain(url())).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn table_option_separates_locks() {
-    cases::table_option_separates_locks(&SqlTarget::plain(url())).await;
-}
+support::sql_cases!(Some(SqlTarget::plain(url())));
 
 /// Two `lock-holder` processes take one lock 200 times each on one SQLite file: no hold
 /// overlaps another (a marker file created exclusively inside each hold would collide), and

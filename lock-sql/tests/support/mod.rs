@@ -3,6 +3,31 @@
 
 pub(crate) mod cases;
 
+/// Expands to one named test per SQL-specific case in [`cases`], for the target that `$target`
+/// (an `Option<SqlTarget>`; `None` skips) yields: each dialect's binary joins with one line.
+macro_rules! sql_cases {
+    ($target:expr) => {
+        $crate::support::sql_cases!(@each $target;
+            stale_holder_cannot_release_or_extend,
+            small_pool_serves_more_holders_than_connections,
+            wait_is_bounded_by_the_remaining_lease,
+            fencing_survives_reconnects_and_severs,
+            table_option_separates_locks,
+        );
+    };
+    (@each $target:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() {
+                let target: Option<$crate::support::SqlTarget> = $target;
+                let Some(target) = target else { return };
+                $crate::support::cases::$case(&target).await;
+            }
+        )*
+    };
+}
+pub(crate) use sql_cases;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
