@@ -84,7 +84,29 @@ impl LiteDb {
         Ok(self.pool.acquire().await?)
     }
 
+    /// Creates the table if missing. Processes opening a new file together contend for it:
+    /// switching the file to WAL and `CREATE TABLE IF NOT EXISTS` (a schema read upgraded to a
+    /// write) can be refused at once, without SQLite's busy handler, when another connection
+    /// wrote in between. Such refusals are retried after a short jittered pause until the
+    /// operation timeout.
     pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        loop {
+            match self.try_schema().await {
+                Err(SqlError::Sqlx(error))
+                    if contended(&error) && tokio::time::Instant::now() < deadline =>
+                {
+                    let pause = Duration::from_millis(rand::random_range(2..20));
+                    tokio::time::sleep(pause).await;
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+
+    /// One attempt: a connection (opening one switches a new file to WAL, which contends
+    /// too) and the schema statement.
+    async fn try_schema(&self) -> Result<(), SqlError> {
         let mut conn = self.pool.acquire().await?;
         let query = sqlx::query(self.sql.schema.clone());
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
