@@ -3,6 +3,7 @@
 pub mod broken;
 pub mod chaos;
 pub mod conformance;
+pub mod curator;
 pub mod faults;
 pub mod holder;
 pub mod servers;

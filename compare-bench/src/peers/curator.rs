@@ -2,34 +2,17 @@
 //! `javac` at run time against Debian's jars in `/usr/share/java`.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
+
+use lock_testkit::curator::CuratorProgram;
 
 use crate::BenchResult;
 use crate::contend::Outcome;
 use crate::stats::Sample;
 
-/// Jars the program needs.
-const JARS: &[&str] = &[
-    "curator-recipes.jar",
-    "curator-framework.jar",
-    "curator-client.jar",
-    "guava.jar",
-    "failureaccess.jar",
-    "zookeeper.jar",
-    "zookeeper-jute.jar",
-    "slf4j-api.jar",
-    "slf4j-nop.jar",
-    "audience-annotations.jar",
-    "commons-io.jar",
-];
-
-/// The compiled program (the temp dir lives as long as this value).
+/// The compiled program.
 #[derive(Debug)]
-pub struct Curator {
-    _dir: tempfile::TempDir,
-    classpath: String,
-}
+pub struct Curator(CuratorProgram);
 
 impl Curator {
     /// Compiles the program.
@@ -38,33 +21,8 @@ impl Curator {
     ///
     /// Java, javac or Curator's jars are missing, or javac fails.
     pub fn compile() -> BenchResult<Self> {
-        let base = Path::new("/usr/share/java");
-        if !base.join("curator-recipes.jar").is_file() {
-            return Err("Curator is not installed (libcurator-recipes-java)".into());
-        }
-        let jars: Vec<String> = JARS
-            .iter()
-            .map(|jar| base.join(jar))
-            .filter(|jar| jar.is_file())
-            .map(|jar| jar.display().to_string())
-            .collect();
-        let dir = tempfile::tempdir()?;
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("java/CuratorBench.java");
-        let status = Command::new("javac")
-            .args(["-nowarn", "-d"])
-            .arg(dir.path())
-            .arg("-cp")
-            .arg(jars.join(":"))
-            .arg(&source)
-            .status()?;
-        if !status.success() {
-            return Err(format!("javac failed on {}", source.display()).into());
-        }
-        let classpath = format!("{}:{}", dir.path().display(), jars.join(":"));
-        Ok(Self {
-            _dir: dir,
-            classpath,
-        })
+        Ok(Self(CuratorProgram::compile(&source)?))
     }
 
     /// Runs the contention loop for each client count for `seconds` on `hosts` (`host:port`),
@@ -81,10 +39,9 @@ impl Curator {
         counts: &[usize],
     ) -> BenchResult<Vec<(usize, Outcome)>> {
         let counts: Vec<String> = counts.iter().map(usize::to_string).collect();
-        let output = Command::new("java")
-            .args(["-Xmx512m", "-cp"])
-            .arg(&self.classpath)
-            .arg("CuratorBench")
+        let output = self
+            .0
+            .command("512m")
             .args([hosts, path, &seconds.to_string(), &counts.join(",")])
             .output()?;
         if !output.status.success() {

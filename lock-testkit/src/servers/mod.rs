@@ -9,6 +9,8 @@ mod zookeeper;
 pub use mariadb::MariaDbServer;
 pub use postgres::PostgresServer;
 pub use process::{ServerProcess, free_port};
+
+pub(crate) use process::find_binary;
 pub use redis::RedisServer;
 pub use zookeeper::{ZkEnsemble, ZkServer, four_letter};
 
