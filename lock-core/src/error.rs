@@ -51,10 +51,17 @@ impl fmt::Display for ErrorKind {
 }
 
 /// A distlock error: a kind, a message, where it happened, and the underlying cause.
+///
+/// One pointer wide: the details live on the heap, so `Result`s stay small on the hot path.
 pub struct Error {
+    inner: Box<Inner>,
+}
+
+struct Inner {
     kind: ErrorKind,
     message: String,
     backend: Option<&'static str>,
+    server: Option<String>,
     operation: Option<&'static str>,
     lock: Option<String>,
     source: Option<Box<dyn StdError + Send + Sync + 'static>>,
@@ -64,12 +71,15 @@ impl Error {
     /// An error of `kind` with a message that says what went wrong and, where it can, what to fix.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self {
-            kind,
-            message: message.into(),
-            backend: None,
-            operation: None,
-            lock: None,
-            source: None,
+            inner: Box::new(Inner {
+                kind,
+                message: message.into(),
+                backend: None,
+                server: None,
+                operation: None,
+                lock: None,
+                source: None,
+            }),
         }
     }
 
@@ -81,77 +91,108 @@ impl Error {
     /// Records which backend raised the error (`"redis"`, `"zookeeper"`, ...).
     #[must_use]
     pub fn with_backend(mut self, backend: &'static str) -> Self {
-        self.backend = Some(backend);
+        self.inner.backend = Some(backend);
+        self
+    }
+
+    /// Records which server the error is about, as a URL with its password hidden (see
+    /// [`redact`](crate::url::redact)).
+    #[must_use]
+    pub fn with_server(mut self, server: impl Into<String>) -> Self {
+        self.inner.server = Some(server.into());
+        self
+    }
+
+    /// Fills in whichever of backend, operation and lock the error does not record yet: the
+    /// innermost context, set where the error arose, wins.
+    #[must_use]
+    pub fn context(
+        mut self,
+        backend: &'static str,
+        operation: &'static str,
+        lock: impl fmt::Display,
+    ) -> Self {
+        self.inner.backend.get_or_insert(backend);
+        self.inner.operation.get_or_insert(operation);
+        if self.inner.lock.is_none() {
+            self.inner.lock = Some(lock.to_string());
+        }
         self
     }
 
     /// Records the operation that failed (`"acquire"`, `"release"`, `"renew"`, ...).
     #[must_use]
     pub fn with_operation(mut self, operation: &'static str) -> Self {
-        self.operation = Some(operation);
+        self.inner.operation = Some(operation);
         self
     }
 
     /// Records the lock name the operation was about.
     #[must_use]
     pub fn with_lock(mut self, lock: impl fmt::Display) -> Self {
-        self.lock = Some(lock.to_string());
+        self.inner.lock = Some(lock.to_string());
         self
     }
 
     /// Attaches the underlying cause.
     #[must_use]
     pub fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {
-        self.source = Some(Box::new(source));
+        self.inner.source = Some(Box::new(source));
         self
     }
 
     /// Attaches an already boxed underlying cause.
     #[must_use]
     pub fn with_boxed_source(mut self, source: Box<dyn StdError + Send + Sync + 'static>) -> Self {
-        self.source = Some(source);
+        self.inner.source = Some(source);
         self
     }
 
     /// The kind of failure.
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.inner.kind
     }
 
     /// The message, without context.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.message
     }
 
     /// The backend that raised the error, if recorded.
     pub fn backend(&self) -> Option<&'static str> {
-        self.backend
+        self.inner.backend
+    }
+
+    /// The server the error is about (URL without password), if recorded.
+    pub fn server(&self) -> Option<&str> {
+        self.inner.server.as_deref()
     }
 
     /// The operation that failed, if recorded.
     pub fn operation(&self) -> Option<&'static str> {
-        self.operation
+        self.inner.operation
     }
 
     /// The lock name the error is about, if recorded.
     pub fn lock(&self) -> Option<&str> {
-        self.lock.as_deref()
+        self.inner.lock.as_deref()
     }
 
     /// Whether trying the same operation again later may succeed
     /// (timeouts and unreachable servers), as opposed to failures that will repeat.
     pub fn is_temporary(&self) -> bool {
-        matches!(self.kind, ErrorKind::Timeout | ErrorKind::Unavailable)
+        matches!(self.inner.kind, ErrorKind::Timeout | ErrorKind::Unavailable)
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind, self.message)?;
+        write!(f, "{}: {}", self.inner.kind, self.inner.message)?;
         let context = [
-            ("backend", self.backend),
-            ("operation", self.operation),
-            ("lock", self.lock.as_deref()),
+            ("backend", self.inner.backend),
+            ("server", self.inner.server.as_deref()),
+            ("operation", self.inner.operation),
+            ("lock", self.inner.lock.as_deref()),
         ];
         let mut first = true;
         for (label, value) in context {
@@ -164,7 +205,7 @@ impl fmt::Display for Error {
         if !first {
             f.write_str(")")?;
         }
-        if let Some(source) = &self.source {
+        if let Some(source) = &self.inner.source {
             write!(f, ": {source}")?;
         }
         Ok(())
@@ -174,19 +215,21 @@ impl fmt::Display for Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Error")
-            .field("kind", &self.kind)
-            .field("message", &self.message)
-            .field("backend", &self.backend)
-            .field("operation", &self.operation)
-            .field("lock", &self.lock)
-            .field("source", &self.source)
+            .field("kind", &self.inner.kind)
+            .field("message", &self.inner.message)
+            .field("backend", &self.inner.backend)
+            .field("server", &self.inner.server)
+            .field("operation", &self.inner.operation)
+            .field("lock", &self.inner.lock)
+            .field("source", &self.inner.source)
             .finish()
     }
 }
 
 impl StdError for Error {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        self.source
+        self.inner
+            .source
             .as_deref()
             .map(|source| source as &(dyn StdError + 'static))
     }
@@ -210,6 +253,17 @@ mod tests {
         );
         assert!(error.is_temporary());
         assert!(StdError::source(&error).is_some());
+    }
+
+    #[test]
+    fn context_fills_only_what_is_missing() {
+        let error = Error::new(ErrorKind::Unavailable, "x")
+            .with_operation("connect")
+            .context("redis", "acquire", "a")
+            .context("zookeeper", "release", "b");
+        assert_eq!(error.backend(), Some("redis"));
+        assert_eq!(error.operation(), Some("connect"));
+        assert_eq!(error.lock(), Some("a"));
     }
 
     #[test]

@@ -13,7 +13,8 @@ use crate::{
 /// Acquisition conveniences for every [`DistributedLock`], including `dyn DistributedLock`.
 #[async_trait]
 pub trait DistributedLockExt: DistributedLock {
-    /// Acquires `name`, waiting as long as it takes.
+    /// Acquires `name` with the service's [default options](DistributedLock::default_options):
+    /// unless the service sets a default wait, waiting as long as it takes.
     ///
     /// # Cancel safety
     ///
@@ -39,7 +40,7 @@ pub trait DistributedLockExt: DistributedLock {
     /// # }
     /// ```
     async fn acquire<N: IntoLockName + Send>(&self, name: N) -> Result<LockGuard> {
-        self.acquire_timeout_with(name, &AcquireOptions::default())
+        self.acquire_timeout_with(name, &self.default_options())
             .await
     }
 
@@ -68,7 +69,7 @@ pub trait DistributedLockExt: DistributedLock {
     /// # }
     /// ```
     async fn try_acquire<N: IntoLockName + Send>(&self, name: N) -> Result<Option<LockGuard>> {
-        let options = AcquireOptions::default().with_wait(Some(Duration::ZERO));
+        let options = self.default_options().with_wait(Some(Duration::ZERO));
         self.acquire_with_options(name, &options).await
     }
 
@@ -106,7 +107,7 @@ pub trait DistributedLockExt: DistributedLock {
         name: N,
         wait: Duration,
     ) -> Result<LockGuard> {
-        let options = AcquireOptions::default().with_wait(Some(wait));
+        let options = self.default_options().with_wait(Some(wait));
         self.acquire_timeout_with(name, &options).await
     }
 
@@ -196,7 +197,7 @@ pub trait DistributedLockExt: DistributedLock {
         Fut: Future<Output = T> + Send,
         T: Send,
     {
-        self.with_lock_guarded_with(name, &AcquireOptions::default(), |_| body())
+        self.with_lock_guarded_with(name, &self.default_options(), |_| body())
             .await
     }
 
@@ -234,7 +235,7 @@ pub trait DistributedLockExt: DistributedLock {
         Fut: Future<Output = T> + Send,
         T: Send,
     {
-        self.with_lock_guarded_with(name, &AcquireOptions::default(), body)
+        self.with_lock_guarded_with(name, &self.default_options(), body)
             .await
     }
 

@@ -7,8 +7,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::lease::{Lease, spawn_monitor};
-use crate::{Error, ErrorKind, HeldLock, LockHandle, LockName, Result};
+use crate::backend::HeldLock;
+use crate::backend::lease::Lease;
+use crate::{AcquireOptions, Error, ErrorKind, LockHandle, LockName, Result};
 
 /// Proof of a hold on a distributed lock.
 ///
@@ -17,9 +18,12 @@ use crate::{Error, ErrorKind, HeldLock, LockHandle, LockName, Result};
 /// lock guards; if that release cannot reach the server, the lease (or ZooKeeper session) ends
 /// the hold.
 ///
-/// Watch [`lost`](LockGuard::lost): it fires when the backend stops vouching for the hold, after
-/// which another process may hold the lock. Pass [`fencing_token`](LockGuard::fencing_token) to
-/// the resource you protect so it can reject writes from a holder that was too slow.
+/// Three signals tell how the hold stands: [`at_risk`](LockGuard::at_risk) fires when renewals
+/// are failing or late and less than a share of the lease is left (stop work that must not
+/// outlive the hold now); [`lost`](LockGuard::lost) fires when the backend no longer vouches for
+/// the hold, after which another process may hold the lock. Pass
+/// [`fencing_token`](LockGuard::fencing_token) to the resource you protect so it can reject
+/// writes from a holder that was too slow to notice.
 ///
 /// # Examples
 ///
@@ -31,7 +35,7 @@ use crate::{Error, ErrorKind, HeldLock, LockHandle, LockName, Result};
 /// let locks = MemoryLock::new();
 /// let guard = locks.acquire("jobs/nightly").await?;
 /// tokio::select! {
-///     () = guard.lost().cancelled() => { /* stop: another process may hold the lock now */ }
+///     () = guard.at_risk().cancelled() => { /* stop: the hold may end soon */ }
 ///     () = async { /* the work, writing with guard.fencing_token() */ } => {}
 /// }
 /// guard.release().await?;
@@ -44,24 +48,33 @@ pub struct LockGuard {
     handle: LockHandle,
     backend: &'static str,
     held: Option<Arc<dyn HeldLock>>,
-    lease: Option<Arc<Lease>>,
+    lease: Arc<Lease>,
+    at_risk: CancellationToken,
+    extendable: bool,
     stop_monitor: CancellationToken,
 }
 
+/// Everything a guard is made of, assembled by [`Grant`](crate::backend::Grant).
+pub(crate) struct GuardParts {
+    pub(crate) handle: LockHandle,
+    pub(crate) backend: &'static str,
+    pub(crate) held: Arc<dyn HeldLock>,
+    pub(crate) lease: Arc<Lease>,
+    pub(crate) at_risk: CancellationToken,
+    pub(crate) extendable: bool,
+    pub(crate) stop: CancellationToken,
+}
+
 impl LockGuard {
-    /// Starts building a guard for a hold a backend was just granted.
-    pub fn builder(
-        name: LockName,
-        fencing_token: u64,
-        held: Arc<dyn HeldLock>,
-    ) -> LockGuardBuilder {
-        LockGuardBuilder {
-            name,
-            fencing_token,
-            held,
-            backend: "unknown",
-            lost: None,
-            lease: None,
+    pub(crate) fn from_parts(parts: GuardParts) -> Self {
+        Self {
+            handle: parts.handle,
+            backend: parts.backend,
+            held: Some(parts.held),
+            lease: parts.lease,
+            at_risk: parts.at_risk,
+            extendable: parts.extendable,
+            stop_monitor: parts.stop,
         }
     }
 
@@ -71,14 +84,13 @@ impl LockGuard {
     }
 
     /// The fencing token of this grant: larger than that of every earlier grant of this name.
-    /// Zero on backends without [`fencing`](crate::Capabilities::fencing).
     pub fn fencing_token(&self) -> u64 {
         self.handle.fencing_token()
     }
 
-    /// Fires when the backend no longer vouches for the hold: renewal found it gone or kept
-    /// failing, the local clock passed the last confirmed lease end, or the session expired.
-    /// Never fires because of a normal release.
+    /// Fires when the backend no longer vouches for the hold: renewal found it gone, the local
+    /// clock passed the last confirmed lease end (less the clock drift margin), the node was
+    /// deleted, or the session ended. Never fires because of a normal release.
     pub fn lost(&self) -> &CancellationToken {
         self.handle.lost()
     }
@@ -88,10 +100,45 @@ impl LockGuard {
         self.handle.is_lost()
     }
 
-    /// Whether the backend temporarily cannot vouch for the hold but may again (ZooKeeper: the
-    /// connection is down but the session lives). Pause work that needs the lock until it clears.
+    /// Fires when less than the [at-risk share](AcquireOptions::at_risk) of the lease is left
+    /// because renewals are failing or late, and at the latest when the hold is lost. Once
+    /// fired it stays fired, even if a later renewal succeeds: work stopped on it should be
+    /// restarted under a new hold. [`valid_for`](LockGuard::valid_for) tells the current state.
+    pub fn at_risk(&self) -> &CancellationToken {
+        &self.at_risk
+    }
+
+    /// Whether [`at_risk`](LockGuard::at_risk) has fired.
+    pub fn is_at_risk(&self) -> bool {
+        self.at_risk.is_cancelled()
+    }
+
+    /// Whether the last attempt to renew (or, on ZooKeeper, to confirm) the hold failed: the
+    /// backend cannot vouch for it right now, but may again before the lease ends.
     pub fn is_suspended(&self) -> bool {
-        self.held.as_ref().is_some_and(|held| held.is_suspended())
+        self.lease.is_failing()
+    }
+
+    /// Until when the server holds the lock for this guard, by the local monotonic clock: the
+    /// last confirmed lease end less the clock drift margin.
+    pub fn valid_until(&self) -> Instant {
+        self.lease.valid_until()
+    }
+
+    /// When the hold becomes [at risk](LockGuard::at_risk) unless a renewal succeeds before:
+    /// [`valid_until`](LockGuard::valid_until) less the at-risk share of the lease. A process
+    /// that cannot watch the guard (a supervisor) can act on this instant alone.
+    pub fn at_risk_at(&self) -> Instant {
+        self.lease.at_risk_at()
+    }
+
+    /// How long the hold is confirmed to last from now (zero once that time has passed or the
+    /// hold is lost).
+    pub fn valid_for(&self) -> Duration {
+        if self.is_lost() {
+            return Duration::ZERO;
+        }
+        self.valid_until().saturating_duration_since(Instant::now())
     }
 
     /// A cheap, cloneable view of this hold (name, fencing token, lost signal).
@@ -99,46 +146,46 @@ impl LockGuard {
         self.handle.clone()
     }
 
-    /// Extends the lease to `lease` from now (later renewals keep that length).
+    /// Extends the lease to `lease` from now (later renewals keep that length). Renewals of one
+    /// hold never overlap: an extend waits for a background renewal in flight, so the lease end
+    /// the guard records is always the one the server confirmed last.
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe: the lease is either extended or unchanged, and the guard stays valid.
+    /// Cancel safe: the lease is either extended or unchanged, and the guard stays valid. If
+    /// the server extended it but the answer was dropped, the guard keeps the earlier (shorter)
+    /// end: it never assumes more than the server granted.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Unsupported`] on backends without leases, [`ErrorKind::Lost`] (and the lost
-    /// signal fires) if the hold is no longer ours, or the server's error.
+    /// [`ErrorKind::Unsupported`] on backends whose lease the server fixes (ZooKeeper),
+    /// [`ErrorKind::InvalidInput`] for a lease out of range, [`ErrorKind::NotHeld`] after
+    /// release, [`ErrorKind::Lost`] (and the lost signal fires) if the hold is no longer ours,
+    /// or the server's error.
     pub async fn extend(&self, lease: Duration) -> Result<()> {
         let held = self
             .held
             .as_ref()
             .ok_or_else(|| self.context(Error::new(ErrorKind::NotHeld, "already released")))?;
-        if lease < crate::AcquireOptions::MIN_LEASE {
-            return Err(Error::invalid_input(format!(
-                "lease {lease:?} is below the minimum"
-            )));
-        }
-        if self.is_lost() {
+        if !self.extendable {
             return Err(self.context(Error::new(
-                ErrorKind::Lost,
-                "the hold was lost before it could be extended",
+                ErrorKind::Unsupported,
+                "this backend's lease is fixed by the server (the ZooKeeper session); it cannot be extended",
             )));
         }
-        let sent = Instant::now();
-        match held.renew(lease).await {
-            Ok(true) => {
-                if let Some(monitor) = &self.lease {
-                    monitor.confirm(sent, lease);
-                }
-                Ok(())
-            }
+        let options = AcquireOptions {
+            lease,
+            ..AcquireOptions::default()
+        };
+        options.validate()?;
+        if self.is_lost() {
+            return Err(self.context(lost_before_extend()));
+        }
+        match self.lease.renew(&**held, lease).await {
+            Ok(true) => Ok(()),
             Ok(false) => {
                 self.handle.lost().cancel();
-                Err(self.context(Error::new(
-                    ErrorKind::Lost,
-                    "the hold was lost before it could be extended",
-                )))
+                Err(self.context(lost_before_extend()))
             }
             Err(error) => Err(self.context(error)),
         }
@@ -191,6 +238,13 @@ impl LockGuard {
     }
 }
 
+fn lost_before_extend() -> Error {
+    Error::new(
+        ErrorKind::Lost,
+        "the hold was lost before it could be extended",
+    )
+}
+
 impl Drop for LockGuard {
     fn drop(&mut self) {
         self.stop_monitor.cancel();
@@ -234,68 +288,9 @@ impl fmt::Debug for LockGuard {
             .field("name", self.name())
             .field("fencing_token", &self.fencing_token())
             .field("backend", &self.backend)
+            .field("at_risk", &self.is_at_risk())
             .field("lost", &self.is_lost())
             .field("released", &self.held.is_none())
             .finish()
-    }
-}
-
-/// Assembles a [`LockGuard`]; used by backends right after a grant.
-#[derive(Debug)]
-pub struct LockGuardBuilder {
-    name: LockName,
-    fencing_token: u64,
-    held: Arc<dyn HeldLock>,
-    backend: &'static str,
-    lost: Option<CancellationToken>,
-    lease: Option<(Instant, Duration, bool)>,
-}
-
-impl LockGuardBuilder {
-    /// Names the backend, for error context.
-    #[must_use]
-    pub fn backend(mut self, backend: &'static str) -> Self {
-        self.backend = backend;
-        self
-    }
-
-    /// Uses a lost signal the backend fires itself (for example on session expiry).
-    #[must_use]
-    pub fn lost(mut self, lost: CancellationToken) -> Self {
-        self.lost = Some(lost);
-        self
-    }
-
-    /// Monitors a lease of `length` granted by a request sent at `granted_at`, renewing it in the
-    /// background when `auto_renew` is on. Needs [`HeldLock::renew`].
-    #[must_use]
-    pub fn lease(mut self, granted_at: Instant, length: Duration, auto_renew: bool) -> Self {
-        self.lease = Some((granted_at, length, auto_renew));
-        self
-    }
-
-    /// Builds the guard, starting the lease monitor if a lease was given.
-    ///
-    /// Must run inside a tokio runtime when a lease was given.
-    pub fn build(self) -> LockGuard {
-        let lost = self.lost.unwrap_or_default();
-        let stop_monitor = CancellationToken::new();
-        let lease = self.lease.map(|(granted_at, length, auto_renew)| {
-            spawn_monitor(
-                Arc::clone(&self.held),
-                granted_at,
-                length,
-                auto_renew,
-                lost.clone(),
-                stop_monitor.clone(),
-            )
-        });
-        LockGuard {
-            handle: LockHandle::new(self.name, self.fencing_token, lost),
-            backend: self.backend,
-            held: Some(self.held),
-            lease,
-            stop_monitor,
-        }
     }
 }

@@ -1,26 +1,26 @@
 #![doc = include_str!("../README.md")]
 
+pub mod backend;
 mod backoff;
 mod capabilities;
 mod error;
 mod ext;
 mod guard;
 mod handle;
-mod held;
-mod lease;
 mod lock;
 mod memory;
 mod name;
 mod options;
+pub mod url;
 mod with_lock;
 
+pub use backend::ServiceBuilder;
 pub use backoff::Backoff;
 pub use capabilities::Capabilities;
 pub use error::{Error, ErrorKind, Result};
 pub use ext::DistributedLockExt;
-pub use guard::{LockGuard, LockGuardBuilder};
+pub use guard::LockGuard;
 pub use handle::LockHandle;
-pub use held::HeldLock;
 pub use lock::DistributedLock;
 pub use memory::MemoryLock;
 pub use name::{IntoLockName, LockName};

@@ -8,7 +8,8 @@ use crate::{AcquireOptions, Capabilities, LockGuard, LockName, Result};
 
 /// A distributed lock service: one backend connection that can lock any number of names.
 ///
-/// Backends implement only [`acquire_with`](DistributedLock::acquire_with); the conveniences
+/// Backends implement only [`acquire_with`](DistributedLock::acquire_with) (one call to the
+/// engine, [`backend::acquire`](crate::backend::acquire)); the conveniences
 /// (`acquire`, `try_acquire`, `acquire_timeout`, `with_lock`, ...) live once in
 /// [`DistributedLockExt`](crate::DistributedLockExt). The trait is object safe, so a backend can
 /// be chosen at run time as `Arc<dyn DistributedLock>`.
@@ -41,4 +42,18 @@ pub trait DistributedLock: Send + Sync + fmt::Debug {
 
     /// What this backend guarantees.
     fn capabilities(&self) -> Capabilities;
+
+    /// The options the conveniences of [`DistributedLockExt`](crate::DistributedLockExt)
+    /// start from: the service's defaults (its URL's `lease`, `wait`, ... parameters), or
+    /// [`AcquireOptions::default`].
+    fn default_options(&self) -> AcquireOptions {
+        AcquireOptions::default()
+    }
+
+    /// Identifies the lock service for same-task re-entry of `with_lock`: clones of one service
+    /// (which share its connections and holds) must return the same value, distinct services
+    /// different ones. The default, the object's address, suits services that are not cloned.
+    fn service_identity(&self) -> usize {
+        std::ptr::from_ref(self).cast::<()>() as usize
+    }
 }

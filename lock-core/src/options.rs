@@ -4,10 +4,12 @@ use std::time::Duration;
 
 use crate::{Backoff, Error, Result};
 
-/// How one acquisition behaves: how long to wait, the lease, renewal and polling backoff.
+/// How one acquisition behaves: how long to wait, the lease, renewal, polling backoff, and how
+/// far the local clock is trusted.
 ///
 /// Built with [`AcquireOptions::builder`]; [`AcquireOptions::default`] waits without limit,
-/// holds a 30 s lease and renews it while the guard lives.
+/// holds a 30 s lease and renews it while the guard lives. A service's defaults (see
+/// [`DistributedLock::default_options`](crate::DistributedLock::default_options)) may differ.
 ///
 /// # Examples
 ///
@@ -22,14 +24,15 @@ use crate::{Backoff, Error, Result};
 /// assert_eq!(options.wait, Some(Duration::from_secs(5)));
 /// # Ok::<(), lock_core::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct AcquireOptions {
-    /// How long to wait while the lock is held elsewhere: `None` waits without limit,
-    /// `Some(Duration::ZERO)` tries once.
+    /// How long to wait while the lock is held elsewhere: `None` (or `Some(Duration::MAX)`)
+    /// waits without limit, `Some(Duration::ZERO)` tries once.
     pub wait: Option<Duration>,
     /// The lease: how long the backend keeps the lock for a holder that stops renewing (a crashed
-    /// process). ZooKeeper ignores it: its lease is the session.
+    /// process), from [`MIN_LEASE`](Self::MIN_LEASE) to [`MAX_LEASE`](Self::MAX_LEASE).
+    /// ZooKeeper ignores it: its lease is the session.
     pub lease: Duration,
     /// Whether a background task renews the lease at about a third of its length while the
     /// guard lives. Without renewal the hold ends, and the lost signal fires, when the lease runs
@@ -37,14 +40,32 @@ pub struct AcquireOptions {
     pub auto_renew: bool,
     /// Delays between attempts for backends that poll while waiting.
     pub backoff: Backoff,
+    /// The share of every lease assumed lost to clock drift: the holder treats its lease as
+    /// ending `lease * clock_drift` before the server does, so its lost signal fires first even
+    /// if its clock runs that much slower than the server's. Default 0.01 (1 %, far beyond what
+    /// NTP-disciplined clocks drift); at most 0.5.
+    pub clock_drift: f64,
+    /// The share of the lease below which a hold whose renewals are failing or late is
+    /// [at risk](crate::LockGuard::at_risk): time to stop work that must not outlive the hold.
+    /// Default 1/3; more than 0 and at most 0.5.
+    pub at_risk: f64,
 }
 
 impl AcquireOptions {
     /// The shortest accepted lease.
     pub const MIN_LEASE: Duration = Duration::from_millis(100);
 
+    /// The longest accepted lease: a crashed holder blocks others for at most this long.
+    pub const MAX_LEASE: Duration = Duration::from_secs(24 * 3600);
+
     /// The default lease.
     pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+    /// The default [`clock_drift`](Self::clock_drift).
+    pub const DEFAULT_CLOCK_DRIFT: f64 = 0.01;
+
+    /// The default [`at_risk`](Self::at_risk).
+    pub const DEFAULT_AT_RISK: f64 = 1.0 / 3.0;
 
     /// A builder starting from the defaults.
     pub fn builder() -> AcquireOptionsBuilder {
@@ -73,7 +94,32 @@ impl AcquireOptions {
                 Self::MIN_LEASE
             )));
         }
+        if self.lease > Self::MAX_LEASE {
+            return Err(Error::invalid_input(format!(
+                "lease {:?} is longer than the maximum {:?}: a crashed holder would block \
+                 the lock that long; hold longer by keeping a shorter lease renewed",
+                self.lease,
+                Self::MAX_LEASE
+            )));
+        }
+        if !(0.0..=0.5).contains(&self.clock_drift) {
+            return Err(Error::invalid_input(format!(
+                "clock drift {} is not a share from 0 to 0.5 of the lease",
+                self.clock_drift
+            )));
+        }
+        if !(self.at_risk > 0.0 && self.at_risk <= 0.5) {
+            return Err(Error::invalid_input(format!(
+                "at-risk share {} is not more than 0 and at most 0.5 of the lease",
+                self.at_risk
+            )));
+        }
         Ok(())
+    }
+
+    /// The time assumed lost to clock drift in a lease of `length`.
+    pub fn drift_margin(&self, length: Duration) -> Duration {
+        length.mul_f64(self.clock_drift)
     }
 }
 
@@ -84,6 +130,8 @@ impl Default for AcquireOptions {
             lease: Self::DEFAULT_LEASE,
             auto_renew: true,
             backoff: Backoff::default(),
+            clock_drift: Self::DEFAULT_CLOCK_DRIFT,
+            at_risk: Self::DEFAULT_AT_RISK,
         }
     }
 }
@@ -130,12 +178,27 @@ impl AcquireOptionsBuilder {
         self
     }
 
+    /// Sets [`clock_drift`](AcquireOptions::clock_drift).
+    #[must_use]
+    pub fn clock_drift(mut self, share: f64) -> Self {
+        self.options.clock_drift = share;
+        self
+    }
+
+    /// Sets [`at_risk`](AcquireOptions::at_risk).
+    #[must_use]
+    pub fn at_risk(mut self, share: f64) -> Self {
+        self.options.at_risk = share;
+        self
+    }
+
     /// Validates and returns the options.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) if the lease is shorter than
-    /// [`AcquireOptions::MIN_LEASE`].
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) if the lease is outside
+    /// [`MIN_LEASE`](AcquireOptions::MIN_LEASE)..=[`MAX_LEASE`](AcquireOptions::MAX_LEASE)
+    /// or a share is out of range.
     pub fn build(self) -> Result<AcquireOptions> {
         self.options.validate()?;
         Ok(self.options)
@@ -165,12 +228,26 @@ mod tests {
     }
 
     #[test]
-    fn too_short_lease_is_invalid_input_naming_the_option() {
-        let error = AcquireOptions::builder()
-            .lease(Duration::from_millis(5))
-            .build();
-        let error = error.expect_err("5 ms lease accepted");
-        assert_eq!(error.kind(), ErrorKind::InvalidInput);
-        assert!(error.to_string().contains("lease"), "{error}");
+    fn out_of_range_options_are_invalid_input_naming_the_option() {
+        let cases = [
+            (
+                AcquireOptions::builder().lease(Duration::from_millis(5)),
+                "lease",
+            ),
+            (AcquireOptions::builder().lease(Duration::MAX), "maximum"),
+            (AcquireOptions::builder().clock_drift(0.6), "clock drift"),
+            (
+                AcquireOptions::builder().clock_drift(f64::NAN),
+                "clock drift",
+            ),
+            (AcquireOptions::builder().at_risk(0.0), "at-risk"),
+        ];
+        for (builder, word) in cases {
+            let error = builder.build().expect_err("accepted");
+            assert_eq!(error.kind(), ErrorKind::InvalidInput);
+            assert!(error.to_string().contains(word), "{error}");
+        }
+        let forever = AcquireOptions::builder().wait(Duration::MAX).build();
+        assert!(forever.is_ok(), "a wait of Duration::MAX means forever");
     }
 }

@@ -32,7 +32,7 @@ where
     F: FnOnce(LockHandle) -> Fut,
     Fut: Future<Output = T>,
 {
-    let service = std::ptr::from_ref(lock).cast::<()>() as usize;
+    let service = lock.service_identity();
     let enclosing = ENTERED
         .try_with(|entered| entered.borrow().clone())
         .unwrap_or_default();

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::FutureExt;
-use lock_core::{AcquireOptions, DistributedLockExt, HeldLock, LockGuard, LockName, MemoryLock};
+use lock_core::backend::{Grant, HeldLock};
+use lock_core::{AcquireOptions, DistributedLockExt, LockName, MemoryLock};
 
 async fn free_soon(lock: &MemoryLock, name: &str) -> bool {
     lock.acquire_timeout(name, Duration::from_secs(2))
@@ -42,7 +43,11 @@ async fn dropped_release_still_releases() {
         lock: lock.clone(),
         name: name.clone(),
     });
-    let guard = LockGuard::builder(name, 1, held).build();
+    let guard = Grant::new(1, held, tokio::time::Instant::now()).into_guard(
+        name,
+        "test",
+        &AcquireOptions::default(),
+    );
     let cut = tokio::time::timeout(Duration::from_millis(10), guard.release()).await;
     assert!(
         cut.is_err(),

@@ -10,7 +10,8 @@ use crate::{Error, ErrorKind, Result};
 /// One hold as the backend sees it: the server-side state a [`LockGuard`](crate::LockGuard) wraps.
 ///
 /// Backends implement this; users never call it. Implementations compare by owner token, so a
-/// call for a hold that is no longer ours changes nothing and answers `Ok(false)`.
+/// call for a hold that is no longer ours changes nothing and answers `Ok(false)`. The engine
+/// never runs two renewals of one hold at once.
 #[async_trait]
 pub trait HeldLock: Send + Sync + fmt::Debug + 'static {
     /// Releases the hold on the server.
@@ -29,7 +30,8 @@ pub trait HeldLock: Send + Sync + fmt::Debug + 'static {
     /// The server could not be asked ([`ErrorKind::Unavailable`], [`ErrorKind::Backend`]).
     async fn release(&self) -> Result<bool>;
 
-    /// Extends the hold to `lease` from now.
+    /// Extends the hold to `lease` from now (a backend whose lease the server fixes, such as a
+    /// ZooKeeper session, confirms that the hold is alive and ignores `lease`).
     ///
     /// Returns `Ok(true)` when the hold is still ours and was extended, `Ok(false)` when it is no
     /// longer ours.
@@ -47,11 +49,5 @@ pub trait HeldLock: Send + Sync + fmt::Debug + 'static {
             ErrorKind::Unsupported,
             "this backend has no lease to extend",
         ))
-    }
-
-    /// Whether the backend cannot currently vouch for the hold but may again soon (a ZooKeeper
-    /// client that lost its connection but not yet its session). `false` by default.
-    fn is_suspended(&self) -> bool {
-        false
     }
 }
