@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use lock_core::backend::{Grant, HeldLock};
 use lock_core::{
-    AcquireOptions, Capabilities, DistributedLock, HeldLock, LockGuard, LockName, MemoryLock,
-    Result,
+    AcquireOptions, Capabilities, DistributedLock, LockGuard, LockName, MemoryLock, Result,
 };
 use tokio::sync::Mutex;
 use tokio::time::Instant;
@@ -21,6 +21,11 @@ pub enum Breakage {
     RepeatingFencingTokens,
     /// The lost signal never fires.
     NoLostSignal,
+    /// Renewals extend the server's lease by half of what they ask, so the guard counts on
+    /// more than the server keeps (a unit mix-up).
+    OverstatedLease,
+    /// URLs with unknown parameters or broken escapes are accepted.
+    LaxUrls,
 }
 
 /// A lock that claims the full contract but breaks one rule.
@@ -45,25 +50,41 @@ impl BrokenLock {
     pub fn sever(&self, name: &LockName) {
         self.inner.sever(name);
     }
+
+    /// What is broken.
+    pub fn breakage(&self) -> Breakage {
+        self.breakage
+    }
+
+    /// The underlying memory lock's lease left on `name`.
+    pub fn lease_left(&self, name: &LockName) -> Option<Duration> {
+        self.inner.lease_left(name)
+    }
 }
 
-/// Holds the real guard of the underlying lock.
+/// Holds the real guard of the underlying lock; with `lie`, renewals claim success whatever
+/// happened to it; with `halve`, they extend it by half of what they ask.
 #[derive(Debug)]
-struct Wrapped(Mutex<Option<LockGuard>>);
+struct Wrapped {
+    guard: Mutex<Option<LockGuard>>,
+    lie: bool,
+    halve: bool,
+}
 
 #[async_trait]
 impl HeldLock for Wrapped {
     async fn release(&self) -> Result<bool> {
-        match self.0.lock().await.take() {
+        match self.guard.lock().await.take() {
             Some(guard) => Ok(guard.release().await.is_ok()),
             None => Ok(true),
         }
     }
 
     async fn renew(&self, lease: Duration) -> Result<bool> {
-        match self.0.lock().await.as_ref() {
-            Some(guard) => Ok(guard.extend(lease).await.is_ok()),
-            None => Ok(true),
+        match self.guard.lock().await.as_ref() {
+            Some(guard) if self.halve => Ok(guard.extend(lease / 2).await.is_ok()),
+            Some(guard) if !self.lie => Ok(guard.extend(lease).await.is_ok()),
+            _ => Ok(true),
         }
     }
 }
@@ -76,32 +97,30 @@ impl DistributedLock for BrokenLock {
         options: &AcquireOptions,
     ) -> Result<Option<LockGuard>> {
         let grant = self.grants.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.breakage == Breakage::NoMutualExclusion {
-            let held = Arc::new(Wrapped(Mutex::new(None)));
-            return Ok(Some(
-                LockGuard::builder(name.clone(), grant, held)
-                    .backend("broken")
-                    .build(),
-            ));
-        }
-        let Some(real) = self.inner.acquire_with(name, options).await? else {
-            return Ok(None);
+        let real = match self.breakage {
+            Breakage::NoMutualExclusion => None,
+            _ => match self.inner.acquire_with(name, options).await? {
+                Some(real) => Some(real),
+                None => return Ok(None),
+            },
         };
-        let token = if self.breakage == Breakage::RepeatingFencingTokens {
-            7
-        } else {
-            real.fencing_token()
+        let token = match (&real, self.breakage) {
+            (_, Breakage::RepeatingFencingTokens) => 7,
+            (Some(real), _) => real.fencing_token(),
+            (None, _) => grant,
         };
-        let lost = real.lost().clone();
-        let held = Arc::new(Wrapped(Mutex::new(Some(real))));
-        let guard = LockGuard::builder(name.clone(), token, held).backend("broken");
-        Ok(Some(match self.breakage {
-            Breakage::NoLostSignal => guard.build(),
-            _ => guard
-                .lost(lost)
-                .lease(Instant::now(), options.lease, options.auto_renew)
-                .build(),
-        }))
+        let lost = real.as_ref().map(|real| real.lost().clone());
+        let held = Arc::new(Wrapped {
+            guard: Mutex::new(real),
+            lie: self.breakage == Breakage::NoLostSignal,
+            halve: self.breakage == Breakage::OverstatedLease,
+        });
+        let grant = Grant::new(token, held, Instant::now());
+        let grant = match lost {
+            Some(lost) if self.breakage != Breakage::NoLostSignal => grant.lost(lost),
+            _ => grant,
+        };
+        Ok(Some(grant.into_guard(name.clone(), "broken", options)))
     }
 
     fn backend(&self) -> &'static str {

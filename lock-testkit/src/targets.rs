@@ -10,10 +10,20 @@ use lock_core::{DistributedLock, LockName, MemoryLock, Result};
 use crate::ConformanceTarget;
 use crate::broken::{Breakage, BrokenLock};
 
-/// The in-memory backend: every client shares one [`MemoryLock`].
-#[derive(Debug, Default)]
+/// The in-memory backend: every client is `memory://NAME` for one name of its own, so every
+/// client shares one [`MemoryLock`].
+#[derive(Debug)]
 pub struct MemoryTarget {
+    url: String,
     lock: MemoryLock,
+}
+
+impl Default for MemoryTarget {
+    fn default() -> Self {
+        let url = format!("memory://conformance-{:016x}", rand::random::<u64>());
+        let lock = MemoryLock::from_url(&url).unwrap_or_default();
+        Self { url, lock }
+    }
 }
 
 #[async_trait]
@@ -33,6 +43,18 @@ impl ConformanceTarget for MemoryTarget {
         _timeout: Duration,
     ) -> Option<Result<Arc<dyn DistributedLock>>> {
         None
+    }
+
+    fn url(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
+
+    async fn connect_url(&self, url: &str) -> Result<Arc<dyn DistributedLock>> {
+        Ok(Arc::new(MemoryLock::from_url(url)?))
+    }
+
+    async fn lease_left(&self, name: &LockName) -> Option<Duration> {
+        self.lock.lease_left(name)
     }
 }
 
@@ -68,5 +90,23 @@ impl ConformanceTarget for BrokenTarget {
         _timeout: Duration,
     ) -> Option<Result<Arc<dyn DistributedLock>>> {
         None
+    }
+
+    fn url(&self) -> Option<String> {
+        Some("memory://broken".to_owned())
+    }
+
+    /// With [`Breakage::LaxUrls`], drops the query instead of checking it.
+    async fn connect_url(&self, url: &str) -> Result<Arc<dyn DistributedLock>> {
+        if self.lock.breakage() == Breakage::LaxUrls {
+            let base = url.split_once('?').map_or(url, |(base, _)| base);
+            let base = base.split('%').next().unwrap_or(base);
+            return Ok(Arc::new(MemoryLock::from_url(base).unwrap_or_default()));
+        }
+        Ok(Arc::new(MemoryLock::from_url(url)?))
+    }
+
+    async fn lease_left(&self, name: &LockName) -> Option<Duration> {
+        self.lock.lease_left(name)
     }
 }

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use lock_testkit::broken::Breakage;
 use lock_testkit::conformance::{
     contention_16_clients_zero_overlaps, fencing_tokens_strictly_increase,
-    lost_signal_fires_when_severed, release_after_loss_is_not_held_and_spares_new_holder,
+    lost_signal_fires_when_severed, malformed_urls_are_invalid_input_before_io,
+    racing_extends_never_overstate_the_lease, release_after_loss_is_not_held_and_spares_new_holder,
     try_acquire_on_held_returns_none, with_lock_lost_mid_closure_drops_it,
 };
 use lock_testkit::{BrokenTarget, ConformanceTarget};
@@ -66,6 +67,26 @@ async fn lost_signal_cases_catch_a_silent_lock() {
     assert_fails(
         "with_lock loss",
         with_lock_lost_mid_closure_drops_it(target),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lease_case_catches_a_guard_that_counts_on_more_than_the_server_keeps() {
+    let target = broken(Breakage::OverstatedLease);
+    assert_fails(
+        "racing extends",
+        racing_extends_never_overstate_the_lease(target),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn url_case_catches_a_backend_that_accepts_unknown_parameters() {
+    let target = broken(Breakage::LaxUrls);
+    assert_fails(
+        "malformed URLs",
+        malformed_urls_are_invalid_input_before_io(target),
     )
     .await;
 }

@@ -1,37 +1,12 @@
 //! Mutual exclusion under contention, checked by an overlap detector, and fencing order.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::DistributedLockExt;
 
 use super::support::{client, supports, unique_name};
-use crate::{ConformanceTarget, scaled_ms};
-
-/// Counts holders inside the critical section and records fencing tokens in grant order.
-#[derive(Default)]
-struct OverlapDetector {
-    inside: AtomicUsize,
-    overlaps: AtomicUsize,
-    tokens: Mutex<Vec<u64>>,
-}
-
-impl OverlapDetector {
-    fn enter(&self, token: u64) {
-        if self.inside.fetch_add(1, Ordering::SeqCst) != 0 {
-            self.overlaps.fetch_add(1, Ordering::SeqCst);
-        }
-        self.tokens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(token);
-    }
-
-    fn leave(&self) {
-        self.inside.fetch_sub(1, Ordering::SeqCst);
-    }
-}
+use crate::{ConformanceTarget, OverlapDetector, scaled_ms};
 
 fn assert_strictly_increasing(tokens: &[u64]) {
     for pair in tokens.windows(2) {
@@ -62,7 +37,7 @@ pub async fn contention_16_clients_zero_overlaps(target: Arc<dyn ConformanceTarg
     let detector = Arc::new(OverlapDetector::default());
     let mut tasks = Vec::new();
     let mut fencing = false;
-    for _ in 0..CLIENTS {
+    for id in 0..CLIENTS {
         let lock = client(&target).await;
         fencing = lock.capabilities().fencing;
         let (name, detector) = (name.clone(), Arc::clone(&detector));
@@ -72,7 +47,7 @@ pub async fn contention_16_clients_zero_overlaps(target: Arc<dyn ConformanceTarg
                     .acquire_timeout(&name, scaled_ms(120_000))
                     .await
                     .expect("acquire under contention");
-                detector.enter(guard.fencing_token());
+                detector.enter(id, guard.fencing_token());
                 tokio::time::sleep(Duration::from_micros(rand::random_range(100..800))).await;
                 detector.leave();
                 guard.release().await.expect("release under contention");
@@ -82,18 +57,14 @@ pub async fn contention_16_clients_zero_overlaps(target: Arc<dyn ConformanceTarg
     for task in tasks {
         task.await.expect("client task");
     }
-    let overlaps = detector.overlaps.load(Ordering::SeqCst);
+    let overlaps = detector.overlaps();
     assert_eq!(
         overlaps,
         0,
         "{overlaps} of {} grants overlapped another holder",
         CLIENTS * ROUNDS
     );
-    let tokens = detector
-        .tokens
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone();
+    let tokens = detector.tokens();
     assert_eq!(tokens.len(), CLIENTS * ROUNDS);
     if fencing {
         assert_strictly_increasing(&tokens);

@@ -7,7 +7,9 @@
 
 mod basic;
 mod cancel;
+mod config;
 mod contention;
+mod lease;
 mod loss;
 mod support;
 mod unreachable;
@@ -27,7 +29,11 @@ pub use basic::{
     waiter_acquires_soon_after_release,
 };
 pub use cancel::cancelled_acquires_leave_lock_acquirable;
+pub use config::{
+    duration_max_waits_forever_and_refuses_as_a_lease, malformed_urls_are_invalid_input_before_io,
+};
 pub use contention::{contention_16_clients_zero_overlaps, fencing_tokens_strictly_increase};
+pub use lease::racing_extends_never_overstate_the_lease;
 pub use loss::{
     lease_renewal_keeps_lock_past_lease, lost_signal_fires_when_severed,
     lost_signal_quiet_on_release, release_after_loss_is_not_held_and_spares_new_holder,
@@ -56,6 +62,32 @@ pub trait ConformanceTarget: Send + Sync + 'static {
         addr: SocketAddr,
         timeout: Duration,
     ) -> Option<Result<Arc<dyn DistributedLock>>>;
+
+    /// A URL a new client of this target connects with (`None`: the URL cases are skipped).
+    fn url(&self) -> Option<String> {
+        None
+    }
+
+    /// Connects a client by URL, the way this backend's builder does.
+    ///
+    /// # Errors
+    ///
+    /// As the backend's builder: `InvalidInput` for a bad URL before any I/O.
+    async fn connect_url(&self, url: &str) -> Result<Arc<dyn DistributedLock>> {
+        let _ = url;
+        Err(lock_core::Error::new(
+            lock_core::ErrorKind::Unsupported,
+            "this target connects by URL only through url()",
+        ))
+    }
+
+    /// How long the server keeps `name`'s current hold if nobody renews it, as the server
+    /// counts; called only while the case holds `name` (`None`: the lease arithmetic case is
+    /// skipped).
+    async fn lease_left(&self, name: &LockName) -> Option<Duration> {
+        let _ = name;
+        None
+    }
 }
 
 /// Expands to one `#[tokio::test]` per conformance case for the target that `$target` (an
@@ -89,6 +121,9 @@ macro_rules! conformance_tests {
             with_lock_lost_mid_closure_drops_it,
             with_lock_nested_reenters,
             unreachable_server_is_unavailable_in_time,
+            duration_max_waits_forever_and_refuses_as_a_lease,
+            malformed_urls_are_invalid_input_before_io,
+            racing_extends_never_overstate_the_lease,
         );
     };
     (@cases $target:expr; $($case:ident),* $(,)?) => {

@@ -8,7 +8,8 @@ use lock_core::{DistributedLockExt, ErrorKind};
 use tokio::time::Instant;
 
 use super::support::unique_name;
-use crate::{Blackhole, ConformanceTarget, free_port, scaled_ms};
+use crate::servers::PortReservation;
+use crate::{Blackhole, ConformanceTarget, scaled_ms};
 
 /// A refused port and a server that accepts but never answers both give `Unavailable`,
 /// within twice the configured timeout (connect, then one request) plus slack.
@@ -24,7 +25,9 @@ use crate::{Blackhole, ConformanceTarget, free_port, scaled_ms};
 pub async fn unreachable_server_is_unavailable_in_time(target: Arc<dyn ConformanceTarget>) {
     let timeout = Duration::from_millis(1000);
     let blackhole = Blackhole::start().await;
-    let refused = SocketAddr::from((Ipv4Addr::LOCALHOST, free_port()));
+    // A reserved port nothing listens on: connections are refused.
+    let reservation = PortReservation::new().unwrap_or_else(|error| panic!("{error}"));
+    let refused = SocketAddr::from((Ipv4Addr::LOCALHOST, reservation.port()));
     for (what, addr) in [
         ("refused port", refused),
         ("silent server", blackhole.addr()),

@@ -4,18 +4,20 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::process::{Launch, ServerProcess, accepts, find_binary, free_port, run_as, server_dir};
+use super::ports::PortReservation;
+use super::process::{Launch, ServerProcess, accepts, find_binary, run_as, server_dir};
 use crate::ServerError;
 
 /// The database the tests use; created at start-up.
 const DATABASE: &str = "distlock";
 
-/// A MariaDB server in a temp dir on a free loopback port (`root`, no password), killed on drop.
+/// A MariaDB server in a temp dir on a reserved loopback port (`root`, no password), killed on drop.
 #[derive(Debug)]
 pub struct MariaDbServer {
     process: ServerProcess,
     port: u16,
     client: PathBuf,
+    _reservation: PortReservation,
     _dir: tempfile::TempDir,
 }
 
@@ -65,7 +67,8 @@ impl MariaDbServer {
                 String::from_utf8_lossy(&output.stderr)
             )));
         }
-        let port = free_port();
+        let reservation = PortReservation::new()?;
+        let port = reservation.port();
         let path = |name: &str| dir.path().join(name).display().to_string();
         let args = vec![
             "--no-defaults".to_owned(),
@@ -89,6 +92,7 @@ impl MariaDbServer {
             process: ServerProcess::spawn(launch)?,
             port,
             client,
+            _reservation: reservation,
             _dir: dir,
         };
         server.wait_ready()?;

@@ -1,16 +1,18 @@
-//! Real servers from installed binaries, on free loopback ports in temp dirs.
+//! Real servers from installed binaries, on reserved loopback ports in temp dirs.
 
 mod mariadb;
+mod ports;
 mod postgres;
 mod process;
 mod redis;
 mod zookeeper;
 
 pub use mariadb::MariaDbServer;
+pub use ports::PortReservation;
 pub use postgres::PostgresServer;
-pub use process::{ServerProcess, free_port};
+pub use process::ServerProcess;
 
-pub(crate) use process::find_binary;
+pub use process::find_binary;
 pub use redis::RedisServer;
 pub use zookeeper::{ZkEnsemble, ZkServer, four_letter};
 

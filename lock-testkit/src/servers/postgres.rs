@@ -4,15 +4,17 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::process::{Launch, ServerProcess, free_port, run_as, server_dir};
+use super::ports::PortReservation;
+use super::process::{Launch, ServerProcess, run_as, server_dir};
 use crate::ServerError;
 
-/// A PostgreSQL cluster in a temp dir on a free loopback port, trust auth, killed on drop.
+/// A PostgreSQL cluster in a temp dir on a reserved loopback port, trust auth, killed on drop.
 #[derive(Debug)]
 pub struct PostgresServer {
     process: ServerProcess,
     port: u16,
     bin: PathBuf,
+    _reservation: PortReservation,
     _dir: tempfile::TempDir,
 }
 
@@ -78,7 +80,8 @@ impl PostgresServer {
                 String::from_utf8_lossy(&output.stderr)
             )));
         }
-        let port = free_port();
+        let reservation = PortReservation::new()?;
+        let port = reservation.port();
         let args = vec![
             "-D".to_owned(),
             data.display().to_string(),
@@ -105,6 +108,7 @@ impl PostgresServer {
             process: ServerProcess::spawn(launch)?,
             port,
             bin,
+            _reservation: reservation,
             _dir: dir,
         };
         server.wait_ready()?;

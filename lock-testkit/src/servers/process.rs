@@ -1,7 +1,7 @@
 //! A supervised server process: started in its own process group, watched so it dies with the
 //! test process, and controllable (kill, pause, resume, restart).
 
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -233,14 +233,6 @@ pub(crate) fn log_tail(path: &Path) -> String {
     lines[lines.len().saturating_sub(30)..].join("\n")
 }
 
-/// A loopback port nothing listens on right now.
-pub fn free_port() -> u16 {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|listener| listener.local_addr())
-        .map(|addr| addr.port())
-        .unwrap_or_else(|error| panic!("no free loopback port: {error}"))
-}
-
 /// Whether something accepts TCP connections on the loopback `port`.
 pub(crate) fn accepts(port: u16) -> bool {
     TcpStream::connect_timeout(
@@ -251,7 +243,7 @@ pub(crate) fn accepts(port: u16) -> bool {
 }
 
 /// Finds `name` on `PATH` or in `extra` directories.
-pub(crate) fn find_binary(name: &str, extra: &[&str]) -> Option<PathBuf> {
+pub fn find_binary(name: &str, extra: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain(extra.iter().map(PathBuf::from))

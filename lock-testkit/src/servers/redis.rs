@@ -4,14 +4,16 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use super::process::{Launch, ServerProcess, accepts, find_binary, free_port, server_dir};
+use super::ports::PortReservation;
+use super::process::{Launch, ServerProcess, accepts, find_binary, server_dir};
 use crate::ServerError;
 
-/// A `redis-server` on a free loopback port with no persistence, killed on drop.
+/// A `redis-server` on a reserved loopback port with no persistence, killed on drop.
 #[derive(Debug)]
 pub struct RedisServer {
     process: ServerProcess,
     port: u16,
+    _reservation: PortReservation,
     _dir: tempfile::TempDir,
 }
 
@@ -50,7 +52,8 @@ impl RedisServer {
             binary: "redis-server".to_owned(),
         })?;
         let dir = server_dir("redis")?;
-        let port = free_port();
+        let reservation = PortReservation::new()?;
+        let port = reservation.port();
         let mut args: Vec<String> = [
             "--port",
             &port.to_string(),
@@ -79,6 +82,7 @@ impl RedisServer {
         let mut server = Self {
             process: ServerProcess::spawn(launch)?,
             port,
+            _reservation: reservation,
             _dir: dir,
         };
         server.wait_ready()?;

@@ -5,7 +5,8 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::process::{Launch, ServerProcess, free_port, server_dir};
+use super::ports::PortReservation;
+use super::process::{Launch, ServerProcess, server_dir};
 use crate::ServerError;
 
 /// One ZooKeeper server process (standalone, or one node of a [`ZkEnsemble`]).
@@ -13,6 +14,8 @@ use crate::ServerError;
 pub struct ZkServer {
     process: ServerProcess,
     client_port: u16,
+    /// The client port, and in an ensemble the peer and election ports.
+    _reservations: Vec<PortReservation>,
     _dir: tempfile::TempDir,
 }
 
@@ -106,13 +109,19 @@ impl ZkServer {
             my_id: None,
             peers: &[],
         };
-        let mut server = Self::launch(free_port(), &config)?;
+        let reservation = PortReservation::new()?;
+        let mut server = Self::launch(vec![reservation], &config)?;
         // `ruok` answers before the server serves; `srvr` shows a mode only once it does.
         server.wait_ready(|answer| answer.contains("Mode: "), "srvr")?;
         Ok(server)
     }
 
-    fn launch(client_port: u16, config: &NodeConfig<'_>) -> Result<Self, ServerError> {
+    /// Starts a node whose client port is the first of `reservations`.
+    fn launch(
+        reservations: Vec<PortReservation>,
+        config: &NodeConfig<'_>,
+    ) -> Result<Self, ServerError> {
+        let client_port = reservations.first().map_or(0, PortReservation::port);
         let failed = |reason: String| ServerError::Failed {
             server: "zookeeper",
             reason,
@@ -171,6 +180,7 @@ impl ZkServer {
         Ok(Self {
             process: ServerProcess::spawn(launch)?,
             client_port,
+            _reservations: reservations,
             _dir: dir,
         })
     }
@@ -239,17 +249,26 @@ impl ZkEnsemble {
     ///
     /// As [`ZkServer::start`].
     pub fn start(size: usize) -> Result<Self, ServerError> {
-        let peers: Vec<(u16, u16, u16)> = (0..size)
-            .map(|_| (free_port(), free_port(), free_port()))
+        let mut reserved = Vec::with_capacity(size);
+        for _ in 0..size {
+            reserved.push(vec![
+                PortReservation::new()?,
+                PortReservation::new()?,
+                PortReservation::new()?,
+            ]);
+        }
+        let peers: Vec<(u16, u16, u16)> = reserved
+            .iter()
+            .map(|ports| (ports[0].port(), ports[1].port(), ports[2].port()))
             .collect();
         let mut nodes = Vec::with_capacity(size);
-        for (index, (client, _, _)) in peers.iter().enumerate() {
+        for (index, reservations) in reserved.into_iter().enumerate() {
             let config = NodeConfig {
                 tick_ms: 500,
                 my_id: Some(index + 1),
                 peers: &peers,
             };
-            nodes.push(ZkServer::launch(*client, &config)?);
+            nodes.push(ZkServer::launch(reservations, &config)?);
         }
         for node in &mut nodes {
             node.wait_ready(

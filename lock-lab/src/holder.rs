@@ -1,34 +1,25 @@
 //! Runs `lock-holder` processes from tests.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-/// The `lock-holder` binary built beside the running test or program.
+/// The program `name` built beside the running program (the `chaos` runner finds
+/// `lock-holder` this way). Tests name programs with `env!("CARGO_BIN_EXE_<name>")` instead.
 ///
 /// # Panics
 ///
-/// When it has not been built; the message says how to build it.
-pub fn holder_binary() -> PathBuf {
+/// When it is not there; the message says how to build it.
+pub fn beside_current_exe(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_else(|error| panic!("current_exe: {error}"));
-    // Beside a program (target/PROFILE/chaos), or one level up from a test (target/PROFILE/deps).
-    let beside = exe.with_file_name("lock-holder");
-    let holder = if beside.is_file() {
-        beside
-    } else {
-        exe.parent()
-            .and_then(|deps| deps.parent())
-            .map(|profile| profile.join("lock-holder"))
-            .unwrap_or_default()
-    };
+    let program = exe.with_file_name(name);
     assert!(
-        holder.is_file(),
-        "{} is missing: build it with `cargo build -p lock-testkit --bins --features <backend>` \
-         (scripts/test does this)",
-        holder.display()
+        program.is_file(),
+        "{} is missing: build it with `cargo build -p lock-lab --bins`",
+        program.display()
     );
-    holder
+    program
 }
 
 /// A `lock-holder hold` process that has acquired its lock. Killed on drop.
@@ -39,13 +30,20 @@ pub struct Holder {
 }
 
 impl Holder {
-    /// Starts `lock-holder hold URL NAME [LEASE_MS]` and waits up to `wait` for it to acquire.
+    /// Starts `lock-holder hold URL NAME [LEASE_MS]` (the program at `holder`) and waits up to
+    /// `wait` for it to acquire.
     ///
     /// # Panics
     ///
     /// When the process cannot start or does not report a grant.
-    pub fn acquire(url: &str, name: &str, lease: Option<Duration>, wait: Duration) -> Self {
-        let mut command = Command::new(holder_binary());
+    pub fn acquire(
+        holder: &Path,
+        url: &str,
+        name: &str,
+        lease: Option<Duration>,
+        wait: Duration,
+    ) -> Self {
+        let mut command = Command::new(holder);
         command.args(["hold", url, name]);
         if let Some(lease) = lease {
             command.arg(lease.as_millis().to_string());
@@ -113,13 +111,20 @@ pub struct Contention {
     pub overlaps: usize,
 }
 
-/// Starts `lock-holder contend URL NAME ROUNDS MARKER`; collect it with [`finish_contender`].
+/// Starts `lock-holder contend URL NAME ROUNDS MARKER` (the program at `holder`); collect it
+/// with [`finish_contender`].
 ///
 /// # Panics
 ///
 /// When the process cannot start.
-pub fn start_contender(url: &str, name: &str, rounds: usize, marker: &std::path::Path) -> Child {
-    Command::new(holder_binary())
+pub fn start_contender(
+    holder: &Path,
+    url: &str,
+    name: &str,
+    rounds: usize,
+    marker: &Path,
+) -> Child {
+    Command::new(holder)
         .args(["contend", url, name, &rounds.to_string()])
         .arg(marker)
         .stdout(Stdio::piped())

@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use lock_testkit::chaos::{Backend, CellSummary, Runner, Scenario};
+use lock_lab::chaos::{Backend, CellSummary, Runner, Scenario};
 use tokio::sync::Mutex;
 
 const TRIALS: usize = 2;
@@ -12,7 +12,7 @@ const TRIALS: usize = 2;
 /// One runner (its servers stay up) and one cell at a time: faults must not overlap.
 fn runner() -> &'static Mutex<Runner> {
     static RUNNER: OnceLock<Mutex<Runner>> = OnceLock::new();
-    RUNNER.get_or_init(|| Mutex::new(Runner::new()))
+    RUNNER.get_or_init(|| Mutex::new(Runner::new(env!("CARGO_BIN_EXE_lock-holder").into())))
 }
 
 /// Runs every backend of `scenario`; `None` (a loud skip) when a server is missing and servers

@@ -1,6 +1,6 @@
 //! `lock-holder work`: one holder process of a chaos trial.
 //!
-//! It acquires a lock, then writes to a fenced resource (a [`FenceServer`](crate::faults::FenceServer))
+//! It acquires a lock, then writes to a fenced resource (a [`FenceServer`](crate::fence::FenceServer))
 //! every [`WRITE_EVERY`] until its hold time is up, `release` arrives on stdin (or stdin closes:
 //! its parent is gone), or its lost
 //! signal fires. It writes *before* looking at the lost signal, as a holder resuming from a
@@ -19,7 +19,7 @@ use std::time::Duration;
 use lock_core::{AcquireOptions, DistributedLock, LockName};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::faults::{FenceClient, monotonic_ns};
+use crate::fence::{FenceClient, monotonic_ns};
 
 /// How often a holder writes to the fenced resource.
 pub const WRITE_EVERY: Duration = Duration::from_millis(20);
@@ -27,7 +27,8 @@ pub const WRITE_EVERY: Duration = Duration::from_millis(20);
 /// What one `work` process does.
 #[derive(Debug, Clone)]
 pub struct WorkPlan {
-    /// The lock service; `wait+redis://...` adds `wait_for_replicas(1, 300 ms)` to a Redis URL.
+    /// The lock service's URL (`redis://...?wait_replicas=1&wait_timeout=300ms` for grants a
+    /// replica must acknowledge).
     pub url: String,
     /// The lock's name.
     pub name: String,
@@ -119,16 +120,7 @@ fn refused(reason: &str) -> i32 {
     2
 }
 
-/// `distlock::connect`, plus `wait+redis://` for a single Redis master whose grants wait for
-/// one replica's acknowledgement.
+/// `distlock::connect`.
 async fn connect(url: &str) -> lock_core::Result<Arc<dyn DistributedLock>> {
-    #[cfg(feature = "redis")]
-    if let Some(redis_url) = url.strip_prefix("wait+") {
-        let lock = lock_redis::RedisLockBuilder::new(redis_url)
-            .wait_for_replicas(1, Duration::from_millis(300))
-            .connect_single()
-            .await?;
-        return Ok(Arc::new(lock));
-    }
     distlock::connect(url).await
 }

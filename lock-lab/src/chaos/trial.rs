@@ -7,7 +7,7 @@ use super::lab::{LEASE, Lab};
 use super::scenarios::{self, Setup};
 use super::worker::{Report, Worker};
 use super::{Backend, Scenario};
-use crate::faults::{FenceServer, History, Verdict, check};
+use crate::fence::{FenceServer, History, Verdict, check};
 
 /// How long A waits for its grant, and how long it holds unless told to release.
 const A_WAIT: Duration = Duration::from_secs(10);
@@ -52,7 +52,9 @@ pub(crate) async fn run(
     let fence = FenceServer::start().await;
     let name = format!("chaos/{:016x}", rand::random::<u64>());
     let mut setup = Setup::prepare(lab, scenario, backend).await?;
+    let holder = lab.holder.clone();
     let mut a = Worker::spawn(
+        &holder,
         &setup.url_a,
         &name,
         (LEASE, A_WAIT, A_HOLD),
@@ -69,7 +71,16 @@ pub(crate) async fn run(
         _ => {}
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let spawn_b = |url: &str| Worker::spawn(url, &name, (LEASE, B_WAIT, B_HOLD), fence.addr(), 1);
+    let spawn_b = |url: &str| {
+        Worker::spawn(
+            &holder,
+            url,
+            &name,
+            (LEASE, B_WAIT, B_HOLD),
+            fence.addr(),
+            1,
+        )
+    };
     let strike = scenarios::strike(lab, scenario, backend, &mut setup, &mut a, spawn_b).await;
     let heal = scenarios::heal(lab, scenario, backend, &mut setup);
     let strike = strike?;
@@ -108,7 +119,7 @@ pub(crate) struct Timing {
 fn outcome(
     a: &Report,
     b: Option<&Report>,
-    writes: &[crate::faults::Write],
+    writes: &[crate::fence::Write],
     timing: &Timing,
 ) -> TrialOutcome {
     let history = History::new();
@@ -153,7 +164,7 @@ fn outcome(
 fn current_holder_rejected(
     a: &Report,
     b: Option<&Report>,
-    writes: &[crate::faults::Write],
+    writes: &[crate::fence::Write],
 ) -> usize {
     let grants = [
         a.granted.map(|(_, at)| (0, at)),

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use lock_testkit::chaos::{Runner, Scenario, markdown_table};
+use lock_lab::chaos::{Runner, Scenario, markdown_table};
 
 type Failure = Box<dyn std::error::Error>;
 
@@ -32,7 +32,7 @@ async fn main() -> Result<(), Failure> {
     std::fs::create_dir_all(&out)?;
     let load_before = load();
     let started = std::time::Instant::now();
-    let mut runner = Runner::new();
+    let mut runner = Runner::new(lock_lab::holder::beside_current_exe("lock-holder"));
     let mut cells = Vec::new();
     for scenario in Scenario::ALL {
         for &backend in scenario.backends() {

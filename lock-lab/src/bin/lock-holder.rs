@@ -8,7 +8,7 @@
 //!   `tokens <t1> <t2> ...` and then `overlaps <n>`.
 //! - `lock-holder work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT`: one holder of a
 //!   chaos trial, writing to a fenced resource and printing its hold events (see
-//!   `lock_testkit::work`).
+//!   `lock_lab::work`).
 
 use std::time::Duration;
 
@@ -24,7 +24,7 @@ async fn main() -> Result<(), Failure> {
         ["hold", url, name, lease] => hold(url, name, Some(Duration::from_millis(lease.parse()?))).await,
         ["contend", url, name, rounds, marker] => contend(url, name, rounds.parse()?, marker).await,
         ["work", url, name, lease, wait, hold, fence, client] => {
-            let plan = lock_testkit::work::WorkPlan {
+            let plan = lock_lab::work::WorkPlan {
                 url: (*url).to_owned(),
                 name: (*name).to_owned(),
                 lease: Duration::from_millis(lease.parse()?),
@@ -33,7 +33,7 @@ async fn main() -> Result<(), Failure> {
                 fence: fence.parse()?,
                 client: client.parse()?,
             };
-            let status = lock_testkit::work::run(&plan).await?;
+            let status = lock_lab::work::run(&plan).await?;
             std::process::exit(status)
         }
         _ => Err("usage: lock-holder hold URL NAME [LEASE_MS] | lock-holder contend URL NAME ROUNDS MARKER | lock-holder work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT".into()),

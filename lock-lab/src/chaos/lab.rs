@@ -1,16 +1,18 @@
 //! The servers a chaos run uses, started on first need and kept for the run.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Backend;
-use crate::servers::{MariaDbServer, PostgresServer, RedisServer, ZkEnsemble, ZkServer};
+use lock_testkit::servers::{MariaDbServer, PostgresServer, RedisServer, ZkEnsemble, ZkServer};
 
 /// ZooKeeper's tick for the standalone server: sessions may be 0.4 s to 4 s.
 const ZK_TICK: Duration = Duration::from_millis(200);
 
-/// Every server of a run.
+/// Every server of a run, and the holder program its trials start.
 #[derive(Debug, Default)]
 pub(crate) struct Lab {
+    pub(crate) holder: PathBuf,
     sqlite: Option<tempfile::TempDir>,
     postgres: Option<PostgresServer>,
     mysql: Option<MariaDbServer>,
@@ -26,11 +28,19 @@ pub(crate) const LEASE: Duration = Duration::from_millis(800);
 
 type Started<T> = Result<T, String>;
 
-fn started<T>(server: Result<T, crate::ServerError>) -> Started<T> {
+fn started<T>(server: Result<T, lock_testkit::ServerError>) -> Started<T> {
     server.map_err(|error| error.to_string())
 }
 
 impl Lab {
+    /// A lab whose trials start the holder program at `holder`.
+    pub(crate) fn new(holder: PathBuf) -> Self {
+        Self {
+            holder,
+            ..Self::default()
+        }
+    }
+
     /// The URL a holder uses for `backend`, starting its servers if needed.
     pub(crate) fn url(&mut self, backend: Backend) -> Started<String> {
         Ok(match backend {
@@ -44,7 +54,7 @@ impl Lab {
             Backend::Postgres => self.postgres()?.url(),
             Backend::Mysql => self.mysql()?.url(),
             Backend::Redis => self.redis()?.url(),
-            Backend::RedisWait => format!("wait+{}", self.redis_pair()?.0.url()),
+            Backend::RedisWait => with_wait(&self.redis_pair()?.0.url()),
             Backend::Redlock => self
                 .redlock()?
                 .iter()
@@ -139,6 +149,11 @@ pub(crate) fn master_and_replica() -> Started<(RedisServer, RedisServer)> {
 }
 
 /// `url` with its port `from` replaced by `to` (to route a holder through a fault proxy).
+/// A Redis URL whose grants one replica must acknowledge within 300 ms.
+pub(crate) fn with_wait(url: &str) -> String {
+    format!("{url}?wait_replicas=1&wait_timeout=300ms")
+}
+
 pub(crate) fn via_port(url: &str, from: u16, to: u16) -> String {
     url.replacen(&format!(":{from}"), &format!(":{to}"), 1)
 }

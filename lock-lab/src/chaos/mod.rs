@@ -2,7 +2,7 @@
 //! the history checker and a fenced resource, summed up per scenario and backend.
 //!
 //! Every trial runs two holder processes (`lock-holder work`, see [`crate::work`]): holder A
-//! takes the lock and writes to a [`FenceServer`](crate::faults::FenceServer) every 20 ms; the
+//! takes the lock and writes to a [`FenceServer`](crate::fence::FenceServer) every 20 ms; the
 //! fault strikes; holder B then asks for the same lock, holds it 300 ms while writing, and
 //! releases. Both report grant, lost signal and release with `CLOCK_MONOTONIC` stamps; the
 //! fenced resource stamps and judges every write itself. Leases (and ZooKeeper sessions) are
@@ -122,15 +122,18 @@ impl Scenario {
 }
 
 /// Runs chaos trials, keeping servers up between them.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Runner {
     lab: Lab,
 }
 
 impl Runner {
-    /// A runner with no servers started yet (each starts on first need).
-    pub fn new() -> Self {
-        Self::default()
+    /// A runner whose trials start the `lock-holder` program at `holder`, with no servers
+    /// started yet (each starts on first need).
+    pub fn new(holder: std::path::PathBuf) -> Self {
+        Self {
+            lab: Lab::new(holder),
+        }
     }
 
     /// Runs `trials` trials of one cell and sums them up. A trial that could not run (a server

@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use rustix::process::{Pid, Signal, kill_process};
 
-use crate::faults::{HoldEvent, monotonic_ns};
-use crate::holder::holder_binary;
+use crate::fence::{HoldEvent, monotonic_ns};
 
 /// One holder process. Killed on drop.
 #[derive(Debug)]
@@ -53,6 +52,7 @@ impl Report {
 impl Worker {
     /// Starts `lock-holder work` with these parameters.
     pub(crate) fn spawn(
+        holder: &std::path::Path,
         url: &str,
         name: &str,
         (lease, wait, hold): (Duration, Duration, Duration),
@@ -60,7 +60,7 @@ impl Worker {
         client: usize,
     ) -> Result<Self, String> {
         let ms = |d: Duration| d.as_millis().to_string();
-        let mut child = Command::new(holder_binary())
+        let mut child = Command::new(holder)
             .args(["work", url, name, &ms(lease), &ms(wait), &ms(hold)])
             .arg(fence.to_string())
             .arg(client.to_string())

@@ -2,12 +2,13 @@
 
 use std::time::Duration;
 
-use super::lab::{LEASE, Lab, master_and_replica, via_port, zk_url};
+use super::lab::{LEASE, Lab, master_and_replica, via_port, with_wait, zk_url};
 use super::trial::{B_WAIT, Timing};
 use super::worker::Worker;
 use super::{Backend, Scenario};
-use crate::faults::{Fault, FaultProxy, monotonic_ns};
-use crate::servers::{RedisServer, ServerProcess};
+use crate::fence::monotonic_ns;
+use lock_testkit::faults::{Fault, FaultProxy};
+use lock_testkit::servers::{RedisServer, ServerProcess};
 
 /// ZooKeeper sessions in the ensemble (its 500 ms tick allows 1 s to 10 s).
 const ENSEMBLE_SESSION: Duration = Duration::from_secs(3);
@@ -42,12 +43,11 @@ impl Setup {
                 if !killed.starts_with(":1") {
                     return Err(format!("replica link not cut: {killed}"));
                 }
-                let prefix = if backend == Backend::RedisWait {
-                    "wait+"
+                setup.url_a = if backend == Backend::RedisWait {
+                    with_wait(&master.url())
                 } else {
-                    ""
+                    master.url()
                 };
-                setup.url_a = format!("{prefix}{}", master.url());
                 setup.url_b = replica.url();
                 setup.failover = Some((master, replica));
             }

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::ServerError;
-use crate::servers::find_binary;
+use lock_testkit::ServerError;
+use lock_testkit::servers::find_binary;
 
 /// Where Debian's `libcurator-recipes-java` and `zookeeper` packages put their jars.
 const JAVA_LIBS: &str = "/usr/share/java";

@@ -1,0 +1,126 @@
+// Apache Curator's InterProcessMutex, driven by lock-zk's interop tests and quick_bench.
+//
+//   hold  CONNECT PATH             acquire, print "acquired", release when a line arrives on stdin
+//   try   CONNECT PATH WAIT_MS     print "acquired" (then release) or "timeout"
+//   bench CONNECT PATH PAIRS CLIENTS ROUNDS
+//         uncontended PAIRS on one client, then CLIENTS clients (own sessions) taking the lock
+//         ROUNDS times each; prints "uncontended <pairs/s>" and
+//         "contended <pairs/s> <p50 wait ms> <p99 wait ms>"
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+public class CuratorLock {
+    static CuratorFramework connect(String connect) throws Exception {
+        CuratorFramework client = CuratorFrameworkFactory.newClient(
+                connect, 10000, 5000, new ExponentialBackoffRetry(100, 3));
+        client.start();
+        if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("no ZooKeeper session with " + connect);
+        }
+        return client;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args[0];
+        String connect = args[1];
+        String path = args[2];
+        switch (mode) {
+            case "hold": {
+                CuratorFramework client = connect(connect);
+                InterProcessMutex mutex = new InterProcessMutex(client, path);
+                mutex.acquire();
+                System.out.println("acquired");
+                System.out.flush();
+                new BufferedReader(new InputStreamReader(System.in)).readLine();
+                mutex.release();
+                System.out.println("released");
+                client.close();
+                break;
+            }
+            case "try": {
+                CuratorFramework client = connect(connect);
+                InterProcessMutex mutex = new InterProcessMutex(client, path);
+                System.out.println("waiting");
+                System.out.flush();
+                if (mutex.acquire(Long.parseLong(args[3]), TimeUnit.MILLISECONDS)) {
+                    System.out.println("acquired");
+                    mutex.release();
+                } else {
+                    System.out.println("timeout");
+                }
+                client.close();
+                break;
+            }
+            case "bench":
+                bench(connect, path, Integer.parseInt(args[3]), Integer.parseInt(args[4]),
+                        Integer.parseInt(args[5]));
+                break;
+            default:
+                throw new IllegalArgumentException("unknown mode " + mode);
+        }
+        System.out.flush();
+    }
+
+    static void bench(String connect, String path, int pairs, int clients, int rounds)
+            throws Exception {
+        CuratorFramework single = connect(connect);
+        InterProcessMutex mutex = new InterProcessMutex(single, path + "-uncontended");
+        mutex.acquire();
+        mutex.release();
+        long start = System.nanoTime();
+        for (int i = 0; i < pairs; i++) {
+            mutex.acquire();
+            mutex.release();
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        System.out.printf("uncontended %.1f%n", pairs / seconds);
+        single.close();
+
+        List<CuratorFramework> sessions = new ArrayList<>();
+        for (int i = 0; i < clients; i++) {
+            sessions.add(connect(connect));
+        }
+        List<Long> waits = Collections.synchronizedList(new ArrayList<>());
+        List<Thread> threads = new ArrayList<>();
+        long contendedStart = System.nanoTime();
+        for (CuratorFramework session : sessions) {
+            Thread thread = new Thread(() -> {
+                InterProcessMutex shared = new InterProcessMutex(session, path + "-contended");
+                try {
+                    for (int r = 0; r < rounds; r++) {
+                        long asked = System.nanoTime();
+                        shared.acquire();
+                        waits.add(System.nanoTime() - asked);
+                        shared.release();
+                    }
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            threads.add(thread);
+            thread.start();
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        double contendedSeconds = (System.nanoTime() - contendedStart) / 1e9;
+        List<Long> sorted = new ArrayList<>(waits);
+        Collections.sort(sorted);
+        double p50 = sorted.get(sorted.size() / 2) / 1e6;
+        double p99 = sorted.get(Math.min(sorted.size() - 1, sorted.size() * 99 / 100)) / 1e6;
+        System.out.printf("contended %.1f %.2f %.2f%n", sorted.size() / contendedSeconds, p50, p99);
+        for (CuratorFramework session : sessions) {
+            session.close();
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Interop with Apache Curator's InterProcessMutex on the same path: each side waits for the
+//! other. Skipped only when Java or Curator is missing and `LOCK_TEST_REQUIRE` is unset.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdout, Command, Stdio};
+
+use lock_core::{DistributedLockExt, LockName};
+use lock_lab::curator::CuratorProgram;
+use lock_testkit::servers::ZkServer;
+use lock_testkit::{require, scaled_ms};
+use lock_zk::ZkLock;
+
+/// Curator's InterProcessMutex in a JVM, compiled from `java/CuratorLock.java`.
+struct Curator(CuratorProgram);
+
+impl Curator {
+    /// Compiles the program; `None` (a loud skip) when Java or Curator is missing and
+    /// `LOCK_TEST_REQUIRE` is unset.
+    fn compile() -> Option<Self> {
+        let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("java/CuratorLock.java");
+        require(CuratorProgram::compile(&source)).map(Self)
+    }
+
+    /// `java CuratorLock ARGS...` with piped stdin and stdout.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = self.0.command("256m");
+        command
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        command
+    }
+}
+
+fn unique(case: &str) -> LockName {
+    LockName::new(format!("curator/{case}/{:016x}", rand::random::<u64>())).expect("valid name")
+}
+
+/// A server, a connected service and the Curator program; `None` skips.
+async fn setup() -> Option<(ZkServer, ZkLock, Curator)> {
+    let server = require(ZkServer::start())?;
+    let curator = Curator::compile()?;
+    let lock = ZkLock::builder(&server.url())
+        .connect()
+        .await
+        .expect("connect");
+    Some((server, lock, curator))
+}
+
+/// The next line the Curator program prints, within `limit`.
+fn next_line(stdout: &mut Option<BufReader<ChildStdout>>, limit: std::time::Duration) -> String {
+    let mut reader = stdout.take().expect("stdout");
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line);
+        let _ = sender.send((line, reader));
+    });
+    let (line, reader) = receiver
+        .recv_timeout(limit)
+        .expect("Curator program went silent");
+    *stdout = Some(reader);
+    line.trim().to_owned()
+}
+
+fn start(curator: &Curator, args: &[&str]) -> (Child, Option<BufReader<ChildStdout>>) {
+    let mut child = curator.command(args).spawn().expect("start java");
+    let stdout = child.stdout.take().map(BufReader::new);
+    (child, stdout)
+}
+
+fn hosts(url: &str) -> String {
+    url.trim_start_matches("zk://").to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn curator_holder_makes_us_wait() {
+    let Some((server, lock, curator)) = setup().await else {
+        return;
+    };
+    let url = server.url();
+    let name = unique("curator-holds");
+    let path = lock.lock_path(&name);
+    let (mut java, mut stdout) = start(&curator, &["hold", &hosts(&url), &path]);
+    assert_eq!(next_line(&mut stdout, scaled_ms(30_000)), "acquired");
+    let attempt = lock.try_acquire(&name).await.expect("try_acquire");
+    assert!(attempt.is_none(), "granted while Curator holds the lock");
+    let waiting = {
+        let name = name.clone();
+        tokio::spawn(async move { lock.acquire_timeout(&name, scaled_ms(30_000)).await })
+    };
+    tokio::time::sleep(scaled_ms(500)).await;
+    assert!(
+        !waiting.is_finished(),
+        "acquired while Curator holds the lock"
+    );
+    let stdin = java.stdin.as_mut().expect("stdin");
+    stdin
+        .write_all(b"release\n")
+        .expect("tell Curator to release");
+    assert_eq!(next_line(&mut stdout, scaled_ms(10_000)), "released");
+    let guard = tokio::time::timeout(scaled_ms(5000), waiting)
+        .await
+        .expect("acquire after Curator released")
+        .expect("task")
+        .expect("acquire");
+    guard.release().await.expect("release");
+    let _ = java.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn our_holder_makes_curator_wait() {
+    let Some((server, lock, curator)) = setup().await else {
+        return;
+    };
+    let url = server.url();
+    let name = unique("we-hold");
+    let path = lock.lock_path(&name);
+    let guard = lock
+        .acquire_timeout(&name, scaled_ms(5000))
+        .await
+        .expect("acquire");
+    let (mut java, mut stdout) = start(&curator, &["try", &hosts(&url), &path, "1000"]);
+    assert_eq!(next_line(&mut stdout, scaled_ms(30_000)), "waiting");
+    assert_eq!(
+        next_line(&mut stdout, scaled_ms(10_000)),
+        "timeout",
+        "Curator got a held lock"
+    );
+    let _ = java.wait();
+    let (mut java, mut stdout) = start(&curator, &["try", &hosts(&url), &path, "30000"]);
+    assert_eq!(next_line(&mut stdout, scaled_ms(30_000)), "waiting");
+    tokio::time::sleep(scaled_ms(1000)).await;
+    guard.release().await.expect("release");
+    assert_eq!(
+        next_line(&mut stdout, scaled_ms(10_000)),
+        "acquired",
+        "Curator never got in"
+    );
+    let _ = java.wait();
+}

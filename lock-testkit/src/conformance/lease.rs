@@ -1,0 +1,60 @@
+//! The lease the holder counts on is never longer than the one the server keeps.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::DistributedLockExt;
+use tokio::time::Instant;
+
+use super::support::{client, options, supports, unique_name};
+use crate::{ConformanceTarget, scaled_ms};
+
+/// Two extends of random length race each other (and the background renewal of a 600 ms
+/// lease) 1,000 times; after each round the guard's lease end is no later than the server's.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-case, it may leave its own uniquely named lock held until the
+/// lease ends; other cases are unaffected.
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
+pub async fn racing_extends_never_overstate_the_lease(target: Arc<dyn ConformanceTarget>) {
+    let lock = client(&target).await;
+    let case = "racing_extends";
+    if !supports(&lock, case, |c| c.lease_renewal, "lease renewal") {
+        return;
+    }
+    let name = unique_name(case);
+    let guard = lock
+        .acquire_with_options(&name, &options(scaled_ms(5000), Duration::from_millis(600)))
+        .await
+        .expect("acquire")
+        .expect("granted");
+    if target.lease_left(&name).await.is_none() {
+        eprintln!("SKIPPED {case}: the target cannot read the server's lease");
+        return guard.release().await.expect("release");
+    }
+    for round in 0..1000 {
+        let (a, b) = (
+            Duration::from_millis(rand::random_range(300..3000)),
+            Duration::from_millis(rand::random_range(300..3000)),
+        );
+        let (first, second) = tokio::join!(guard.extend(a), guard.extend(b));
+        first
+            .and(second)
+            .unwrap_or_else(|error| panic!("round {round}: extend: {error}"));
+        let left = target.lease_left(&name).await.expect("the server's lease");
+        // The server measured `left` before now, so its lease ends no later than now + left
+        // (plus its clock's 1 ms granularity): a guard counting on more is wrong for sure.
+        let server_end = Instant::now() + left + Duration::from_millis(1);
+        assert!(
+            guard.valid_until() <= server_end,
+            "round {round}: the guard counts on {:?} more than the server keeps",
+            guard.valid_until() - server_end
+        );
+    }
+    assert!(!guard.is_lost(), "the hold was lost while extending");
+    guard.release().await.expect("release");
+}
