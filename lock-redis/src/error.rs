@@ -11,34 +11,40 @@ pub(crate) const BACKEND: &str = "redis";
 /// Classifies a Redis client error: connection trouble is [`ErrorKind::Unavailable`] (try again
 /// later), anything the server answered is [`ErrorKind::Backend`].
 pub(crate) fn from_redis(error: RedisError, server: &str) -> Error {
-    if error.kind() == redis::ErrorKind::AuthenticationFailed {
-        return Error::new(
+    let (kind, message) = match error.kind() {
+        redis::ErrorKind::AuthenticationFailed => (
             ErrorKind::Backend,
             format!(
-                "Redis at {server} refused the credentials: check the user and password in the URL \
-                 and the user's ACL rules"
+                "Redis at {server} refused the credentials: check the user and password in the \
+                 URL and the user's ACL rules"
             ),
-        )
-        .with_backend(BACKEND)
-        .with_source(error);
-    }
-    let unavailable = error.is_io_error()
-        || error.is_timeout()
-        || error.is_connection_refusal()
-        || error.is_connection_dropped()
-        || error.is_unrecoverable_error();
-    let kind = if unavailable {
-        ErrorKind::Unavailable
-    } else {
-        ErrorKind::Backend
-    };
-    let message = if unavailable {
-        format!("cannot reach Redis at {server}")
-    } else {
-        format!("Redis at {server} answered with an error")
+        ),
+        redis::ErrorKind::Parse => (
+            ErrorKind::Unavailable,
+            format!(
+                "the server at {server} does not speak the Redis protocol: check the host and \
+                 port (and rediss:// for a TLS port)"
+            ),
+        ),
+        _ if error.is_io_error()
+            || error.is_timeout()
+            || error.is_connection_refusal()
+            || error.is_connection_dropped()
+            || error.is_unrecoverable_error() =>
+        {
+            (
+                ErrorKind::Unavailable,
+                format!("cannot reach Redis at {server}"),
+            )
+        }
+        _ => (
+            ErrorKind::Backend,
+            format!("Redis at {server} answered with an error"),
+        ),
     };
     Error::new(kind, message)
         .with_backend(BACKEND)
+        .with_server(server)
         .with_source(error)
 }
 
@@ -46,9 +52,10 @@ pub(crate) fn from_redis(error: RedisError, server: &str) -> Error {
 pub(crate) fn timed_out(server: &str, timeout: Duration) -> Error {
     Error::new(
         ErrorKind::Unavailable,
-        format!("Redis at {server} did not answer within {timeout:?}"),
+        format!("Redis at {server} did not answer within {timeout:?}; the connection is replaced"),
     )
     .with_backend(BACKEND)
+    .with_server(server)
 }
 
 /// The error for a reply of an unexpected shape (a script or server that is not ours).
@@ -58,4 +65,5 @@ pub(crate) fn unexpected_reply(server: &str, what: &str) -> Error {
         format!("Redis at {server} sent an unexpected reply to {what}"),
     )
     .with_backend(BACKEND)
+    .with_server(server)
 }

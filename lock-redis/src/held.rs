@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_core::{HeldLock, Result};
+use lock_core::Result;
+use lock_core::backend::HeldLock;
 
 use crate::keys::LockKeys;
 use crate::node::Node;
@@ -20,9 +21,7 @@ pub(crate) struct SingleHeld {
 impl HeldLock for SingleHeld {
     async fn release(&self) -> Result<bool> {
         let released = self.node.release(&self.keys, &self.token).await;
-        released
-            .map(|receivers| receivers.is_some())
-            .map_err(|error| error.with_operation("release"))
+        released.map_err(|error| error.with_operation("release"))
     }
 
     async fn renew(&self, lease: Duration) -> Result<bool> {

@@ -7,7 +7,8 @@ use async_trait::async_trait;
 use futures_util::StreamExt;
 use futures_util::future::join_all;
 use futures_util::stream::FuturesUnordered;
-use lock_core::{Error, ErrorKind, HeldLock, Result};
+use lock_core::backend::HeldLock;
+use lock_core::{Error, ErrorKind, Result};
 
 use crate::keys::LockKeys;
 use crate::node::Node;
@@ -64,11 +65,11 @@ impl RedlockHeld {
 #[async_trait]
 impl HeldLock for RedlockHeld {
     async fn release(&self) -> Result<bool> {
-        let answers = join_all(self.nodes.iter().map(|node| async {
-            node.release(&self.keys, &self.token)
-                .await
-                .map(|r| r.is_some())
-        }))
+        let answers = join_all(
+            self.nodes
+                .iter()
+                .map(|node| async { node.release(&self.keys, &self.token).await }),
+        )
         .await;
         self.verdict(answers, "release")
     }
@@ -109,7 +110,7 @@ pub(crate) async fn release_all(nodes: &[Node], keys: &LockKeys, token: &str) {
 /// paused or dead minority must not stall a round past the point where its grant or renewal is
 /// still worth having, while the answering majority decides.
 pub(crate) fn per_master_limit(nodes: &[Node], lease: Duration, drift: Duration) -> Duration {
-    let command_timeout = nodes.first().map_or(lease, Node::timeout);
+    let command_timeout = nodes.first().map_or(lease, |node| node.link().timeout());
     command_timeout
         .min(lease.saturating_sub(drift) / 2)
         .max(Duration::from_millis(1))

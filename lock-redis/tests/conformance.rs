@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_core::{DistributedLock, LockName, Result};
-use lock_redis::{RedisLock, RedisLockBuilder, redis};
+use lock_core::{DistributedLock, LockName, Result, ServiceBuilder};
+use lock_redis::{RedisLock, redis};
 use lock_testkit::ConformanceTarget;
 
 struct RedisTarget {
@@ -18,11 +18,12 @@ struct RedisTarget {
 #[async_trait]
 impl ConformanceTarget for RedisTarget {
     async fn client(&self) -> Result<Arc<dyn DistributedLock>> {
-        lock_redis::connect(&self.url).await
+        let lock = RedisLock::builder(&self.url).connect().await?;
+        Ok(Arc::new(lock))
     }
 
     async fn sever(&self, name: &LockName) -> Result<()> {
-        let lock = RedisLock::builder(&self.url).connect_single().await?;
+        let lock = RedisLock::builder(&self.url).connect().await?;
         let (key, _, _) = lock.keys_for(name);
         let mut raw = support::raw(&self.url).await;
         let _: i64 = redis::cmd("DEL")
@@ -38,10 +39,35 @@ impl ConformanceTarget for RedisTarget {
         addr: SocketAddr,
         timeout: Duration,
     ) -> Option<Result<Arc<dyn DistributedLock>>> {
-        let builder = RedisLockBuilder::new(&format!("redis://{addr}"))
+        let builder = lock_redis::RedisLock::builder(&format!("redis://{addr}"))
             .connect_timeout(timeout)
-            .command_timeout(timeout);
-        Some(builder.connect().await)
+            .operation_timeout(timeout);
+        Some(
+            builder
+                .connect()
+                .await
+                .map(|lock| Arc::new(lock) as Arc<dyn DistributedLock>),
+        )
+    }
+
+    fn url(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
+
+    async fn connect_url(&self, url: &str) -> Result<Arc<dyn DistributedLock>> {
+        Ok(Arc::new(RedisLock::builder(url).connect().await?))
+    }
+
+    async fn lease_left(&self, name: &LockName) -> Option<Duration> {
+        let lock = RedisLock::builder(&self.url).connect().await.ok()?;
+        let (key, _, _) = lock.keys_for(name);
+        let mut raw = support::raw(&self.url).await;
+        let left: i64 = redis::cmd("PTTL")
+            .arg(&key)
+            .query_async(&mut raw)
+            .await
+            .ok()?;
+        Some(Duration::from_millis(u64::try_from(left).ok()?))
     }
 }
 

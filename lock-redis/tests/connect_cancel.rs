@@ -1,6 +1,7 @@
 //! `connect` is cancel safe: dropping it mid-way closes the connection it was opening, and
 //! invalid input fails before any I/O.
 
+use lock_core::ServiceBuilder;
 use std::time::Duration;
 
 use lock_core::ErrorKind;
@@ -14,7 +15,12 @@ async fn dropping_connect_closes_the_half_open_connection() {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let url = format!("redis://{addr}");
-    let connecting = tokio::spawn(async move { lock_redis::connect(&url).await.map(drop) });
+    let connecting = tokio::spawn(async move {
+        lock_redis::RedisLock::builder(&url)
+            .connect()
+            .await
+            .map(drop)
+    });
     let (mut socket, _) = tokio::time::timeout(scaled_ms(5000), listener.accept())
         .await
         .expect("the client never connected")
@@ -44,11 +50,15 @@ async fn invalid_urls_and_options_fail_before_any_io() {
         "",
         "redis://127.0.0.1:1,ftp://x",
     ] {
-        let error = lock_redis::connect(url).await.map(drop).expect_err(url);
+        let error = lock_redis::RedisLock::builder(url)
+            .connect()
+            .await
+            .map(drop)
+            .expect_err(url);
         assert_eq!(error.kind(), ErrorKind::InvalidInput, "{url}: {error}");
     }
-    let error = lock_redis::RedisLockBuilder::new("redis://127.0.0.1:1")
-        .command_timeout(Duration::ZERO)
+    let error = lock_redis::RedisLock::builder("redis://127.0.0.1:1")
+        .operation_timeout(Duration::ZERO)
         .connect()
         .await
         .map(drop)

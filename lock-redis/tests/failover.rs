@@ -37,7 +37,8 @@ async fn promoted_replica_grants_an_unreplicated_lock_again() {
         return;
     };
     let name = lock_name();
-    let first = lock_redis::connect(&master.url())
+    let first = lock_redis::RedisLock::builder(&master.url())
+        .connect()
         .await
         .expect("connect master");
     // Cut replication: stop the replica and drop the master's link to it, so nothing written
@@ -58,7 +59,8 @@ async fn promoted_replica_grants_an_unreplicated_lock_again() {
         .command("REPLICAOF NO ONE")
         .expect("REPLICAOF NO ONE");
     assert!(promoted.starts_with("+OK"), "{promoted}");
-    let second = lock_redis::connect(&replica.url())
+    let second = lock_redis::RedisLock::builder(&replica.url())
+        .connect()
         .await
         .expect("connect promoted replica");
     let again = second
@@ -85,7 +87,7 @@ async fn wait_for_one_replica_fails_the_acquire_instead() {
     let name = lock_name();
     let waiting = RedisLock::builder(&master.url())
         .wait_for_replicas(1, Duration::from_millis(800))
-        .connect_single()
+        .connect()
         .await
         .expect("connect master");
     // With the replica in sync, WAIT is acknowledged and the grant goes through. (800 ms is

@@ -16,7 +16,12 @@ fn name(case: &str) -> LockName {
 }
 
 async fn client(url: &str) -> Arc<dyn DistributedLock> {
-    lock_redis::connect(url).await.expect("connect")
+    Arc::new(
+        lock_redis::RedisLock::builder(url)
+            .connect()
+            .await
+            .expect("connect"),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -92,7 +97,7 @@ async fn a_vanished_first_waiter_delays_the_next_grant_by_at_most_its_ttl() {
     let ttl = scaled_ms(700);
     let lock = RedisLock::builder(&url)
         .waiter_ttl(ttl)
-        .connect_single()
+        .connect()
         .await
         .expect("connect");
     let name = name("vanished");

@@ -36,7 +36,10 @@ async fn uncontended_pairs_skip_the_queue_and_waiters_are_still_woken() {
         return;
     };
     let url = server.url();
-    let lock = lock_redis::connect(&url).await.expect("connect");
+    let lock = lock_redis::RedisLock::builder(&url)
+        .connect()
+        .await
+        .expect("connect");
     // Load the scripts once, so the counts below hold no one-time SCRIPT LOADs.
     lock.try_acquire("warm-up")
         .await
@@ -78,7 +81,10 @@ async fn uncontended_pairs_skip_the_queue_and_waiters_are_still_woken() {
     // A queued waiter: the release takes the queue path and wakes it by name.
     let held = lock.try_acquire("quiet").await.expect("try").expect("free");
     assert!(held.fencing_token() > last_fence, "fence did not rise");
-    let waiter_lock = lock_redis::connect(&url).await.expect("connect waiter");
+    let waiter_lock = lock_redis::RedisLock::builder(&url)
+        .connect()
+        .await
+        .expect("connect waiter");
     let waiter = tokio::spawn(async move {
         waiter_lock
             .acquire_timeout("quiet", Duration::from_secs(10))

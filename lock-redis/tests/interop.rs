@@ -19,10 +19,7 @@ async fn plain_set_nx_px_and_our_lock_exclude_each_other() {
     let Some(url) = support::redis_url() else {
         return;
     };
-    let lock = RedisLock::builder(&url)
-        .connect_single()
-        .await
-        .expect("connect");
+    let lock = RedisLock::builder(&url).connect().await.expect("connect");
     let mut raw = support::raw(&url).await;
     let name = name("both_ways");
     let (key, _, _) = lock.keys_for(&name);
@@ -103,10 +100,7 @@ async fn waiter_gets_the_lock_when_a_plain_holders_lease_expires() {
     let Some(url) = support::redis_url() else {
         return;
     };
-    let lock = RedisLock::builder(&url)
-        .connect_single()
-        .await
-        .expect("connect");
+    let lock = RedisLock::builder(&url).connect().await.expect("connect");
     let mut raw = support::raw(&url).await;
     let name = name("expiry");
     let (key, _, _) = lock.keys_for(&name);

@@ -54,7 +54,10 @@ async fn thirty_two_waiters_cost_a_few_commands_each() {
         return;
     };
     let url = server.url();
-    let holder = lock_redis::connect(&url).await.expect("connect holder");
+    let holder = lock_redis::RedisLock::builder(&url)
+        .connect()
+        .await
+        .expect("connect holder");
     // Load the scripts once, so the count below holds no one-time SCRIPT LOADs.
     let warm = holder
         .try_acquire("warm-up")
@@ -69,7 +72,12 @@ async fn thirty_two_waiters_cost_a_few_commands_each() {
         .expect("free");
     let mut clients = Vec::new();
     for _ in 0..WAITERS {
-        clients.push(lock_redis::connect(&url).await.expect("connect waiter"));
+        clients.push(
+            lock_redis::RedisLock::builder(&url)
+                .connect()
+                .await
+                .expect("connect waiter"),
+        );
     }
     server
         .command("CONFIG RESETSTAT")

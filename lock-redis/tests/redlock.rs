@@ -2,6 +2,7 @@
 //! majority fails cleanly with nothing left held, and fencing tokens keep rising when different
 //! majorities grant.
 
+use lock_core::ServiceBuilder;
 use std::time::Duration;
 
 use lock_core::{DistributedLock, DistributedLockExt, ErrorKind, LockName};
@@ -20,8 +21,8 @@ async fn redlock(masters: &[RedisServer]) -> Redlock {
     let urls: Vec<String> = masters.iter().map(RedisServer::url).collect();
     Redlock::builder(&urls.join(","))
         .connect_timeout(TIMEOUT)
-        .command_timeout(TIMEOUT)
-        .connect_redlock()
+        .operation_timeout(TIMEOUT)
+        .connect()
         .await
         .expect("connect redlock")
 }
@@ -60,7 +61,7 @@ async fn minority_tolerated_majority_fails_cleanly(n: usize) {
     let other = redlock(&servers).await;
     let name = lock_name("kill");
     let (key, _, _) = lock_redis::RedisLock::builder(&servers[0].url())
-        .connect_single()
+        .connect()
         .await
         .expect("connect")
         .keys_for(&name);
@@ -137,7 +138,7 @@ async fn fencing_tokens_rise_across_different_majorities() {
     let lock = redlock(&servers).await;
     let name = lock_name("fencing");
     let (key, _, _) = lock_redis::RedisLock::builder(&servers[0].url())
-        .connect_single()
+        .connect()
         .await
         .expect("connect")
         .keys_for(&name);
@@ -194,7 +195,7 @@ async fn paused_master_cannot_stall_rounds_past_a_short_lease() {
     };
     let urls: Vec<String> = servers.iter().map(RedisServer::url).collect();
     let lock = Redlock::builder(&urls.join(","))
-        .connect_redlock()
+        .connect()
         .await
         .expect("connect redlock with default timeouts");
     let lease = Duration::from_millis(800);

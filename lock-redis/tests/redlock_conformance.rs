@@ -1,5 +1,6 @@
 //! The shared conformance suite against Redlock over three spawned masters.
 
+use lock_core::ServiceBuilder;
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -19,16 +20,14 @@ struct RedlockTarget {
 #[async_trait]
 impl ConformanceTarget for RedlockTarget {
     async fn client(&self) -> Result<Arc<dyn DistributedLock>> {
-        lock_redis::connect(&self.urls.join(",")).await
+        let lock = Redlock::builder(&self.urls.join(",")).connect().await?;
+        Ok(Arc::new(lock))
     }
 
     /// Deletes the key on every master, as expiry would.
     async fn sever(&self, name: &LockName) -> Result<()> {
         for url in &self.urls {
-            let (key, _, _) = RedisLock::builder(url)
-                .connect_single()
-                .await?
-                .keys_for(name);
+            let (key, _, _) = RedisLock::builder(url).connect().await?.keys_for(name);
             let mut raw = redis::Client::open(url.as_str())
                 .expect("url")
                 .get_multiplexed_async_connection()
@@ -52,8 +51,21 @@ impl ConformanceTarget for RedlockTarget {
         let url = format!("redis://{addr}");
         let builder = Redlock::builder(&[url.as_str(); 3].join(","))
             .connect_timeout(timeout)
-            .command_timeout(timeout);
-        Some(builder.connect().await)
+            .operation_timeout(timeout);
+        Some(
+            builder
+                .connect()
+                .await
+                .map(|lock| Arc::new(lock) as Arc<dyn DistributedLock>),
+        )
+    }
+
+    fn url(&self) -> Option<String> {
+        Some(self.urls.join(","))
+    }
+
+    async fn connect_url(&self, url: &str) -> Result<Arc<dyn DistributedLock>> {
+        Ok(Arc::new(Redlock::builder(url).connect().await?))
     }
 }
 

@@ -1,13 +1,14 @@
 //! `rediss://` with a private CA, and ACL users with passwords from the URL.
 
+use lock_core::ServiceBuilder;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use lock_core::{DistributedLockExt, ErrorKind};
-use lock_redis::RedisLockBuilder;
+use lock_testkit::servers::PortReservation;
 use lock_testkit::servers::RedisServer;
-use lock_testkit::{free_port, require, scaled_ms};
+use lock_testkit::{require, scaled_ms};
 
 /// Runs openssl in `dir`, panicking with its output on failure.
 fn openssl(dir: &Path, args: &[&str]) {
@@ -90,7 +91,8 @@ async fn rediss_with_a_private_ca_locks_and_wakes_waiters() {
     let dir = tempfile::tempdir().expect("temp dir");
     certificates(dir.path());
     let file = |name: &str| dir.path().join(name).display().to_string();
-    let tls_port = free_port();
+    let reservation = PortReservation::new().expect("a port for TLS");
+    let tls_port = reservation.port();
     let args: Vec<String> = [
         "--tls-port",
         &tls_port.to_string(),
@@ -112,7 +114,7 @@ async fn rediss_with_a_private_ca_locks_and_wakes_waiters() {
     let url = format!("rediss://127.0.0.1:{tls_port}");
     let ca = std::fs::read(dir.path().join("ca.pem")).expect("read ca.pem");
     let connect = || {
-        RedisLockBuilder::new(&url)
+        lock_redis::RedisLock::builder(&url)
             .tls_root_certificate(ca.clone())
             .connect()
     };
@@ -133,7 +135,7 @@ async fn rediss_with_a_private_ca_locks_and_wakes_waiters() {
         .expect("release");
 
     // Without the private CA the server's certificate is not trusted.
-    let untrusted = RedisLockBuilder::new(&url)
+    let untrusted = lock_redis::RedisLock::builder(&url)
         .connect_timeout(Duration::from_secs(2))
         .connect()
         .await;
@@ -151,7 +153,8 @@ async fn acl_user_and_password_come_from_the_url_and_stay_hidden() {
         return;
     };
     let url = format!("redis://locker:s3cret-pw@127.0.0.1:{}", server.port());
-    let lock = lock_redis::connect(&url)
+    let lock = lock_redis::RedisLock::builder(&url)
+        .connect()
         .await
         .expect("connect as an ACL user");
     let guard = lock.try_acquire("acl").await.expect("try").expect("free");
@@ -168,7 +171,8 @@ async fn acl_user_and_password_come_from_the_url_and_stay_hidden() {
     );
 
     let wrong = format!("redis://locker:wrong-pw@127.0.0.1:{}", server.port());
-    let error = lock_redis::connect(&wrong)
+    let error = lock_redis::RedisLock::builder(&wrong)
+        .connect()
         .await
         .expect_err("wrong password accepted");
     let shown = format!("{error} {error:?}");

@@ -15,14 +15,8 @@ async fn dropped_waiters_unsubscribe_and_leave_the_queue() {
     let Some(url) = support::redis_url() else {
         return;
     };
-    let lock = RedisLock::builder(&url)
-        .connect_single()
-        .await
-        .expect("connect");
-    let holder = RedisLock::builder(&url)
-        .connect_single()
-        .await
-        .expect("connect");
+    let lock = RedisLock::builder(&url).connect().await.expect("connect");
+    let holder = RedisLock::builder(&url).connect().await.expect("connect");
     let name = LockName::new(format!("cleanup/{:x}", rand::random::<u64>())).expect("name");
     let (_, _, channel) = lock.keys_for(&name);
     let (queue, expiry) = support::raw_keys(&lock, &name);

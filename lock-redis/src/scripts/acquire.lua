@@ -41,6 +41,12 @@ if #stale > 0 then
   redis.call('ZREM', KEYS[4], unpack(stale))
 end
 local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+-- A queued waiter without an expiry entry (the expiry set was evicted or deleted) could never
+-- be dropped by age and would block the queue for good: drop it now.
+while head and not redis.call('ZSCORE', KEYS[4], head) do
+  redis.call('ZREM', KEYS[3], head)
+  head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+end
 if queued and (not head or head == ARGV[1]) and
     redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if head then
@@ -58,6 +64,7 @@ if ARGV[3] == '1' then
 end
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl == -2 and head then
-  return {0, math.max(0, tonumber(redis.call('ZSCORE', KEYS[4], head)) - now_ms)}
+  local expiry = tonumber(redis.call('ZSCORE', KEYS[4], head) or now_ms)
+  return {0, math.max(0, expiry - now_ms)}
 end
 return {0, pttl}

@@ -1,0 +1,172 @@
+//! One connection to one Redis server, replaced when it fails or goes silent.
+//!
+//! Commands share a multiplexed connection. A command that gets no answer within the operation
+//! timeout fails with `Unavailable`, and the connection it used is discarded: the next command
+//! opens a new one. So a peer that stops answering without closing the socket (a pulled cable,
+//! a frozen host) costs one timeout, not every command until the kernel gives up on the socket.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::{Error, ErrorKind, Result};
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, RedisResult};
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use crate::error::{BACKEND, from_redis, timed_out};
+use crate::settings::Server;
+
+/// The connection of one server: cheap to clone, clones share it.
+#[derive(Clone)]
+pub(crate) struct Link {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    server: Server,
+    connect_timeout: Duration,
+    timeout: Duration,
+    /// The connection in use and its number; `None` until the first command, or after the
+    /// last one failed. Locked only while connecting, so commands never wait on each other.
+    current: Mutex<Current>,
+}
+
+#[derive(Default)]
+struct Current {
+    connection: Option<(u64, MultiplexedConnection)>,
+    /// When the last connect failed, and why: callers that were waiting for that attempt get
+    /// its outcome instead of each trying (and timing out) again in turn.
+    failed: Option<(Instant, String)>,
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link")
+            .field("server", &self.inner.server.name)
+            .field("timeout", &self.inner.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Link {
+    /// A link that connects on first use.
+    pub(crate) fn new(server: Server, connect_timeout: Duration, timeout: Duration) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                server,
+                connect_timeout,
+                timeout,
+                current: Mutex::new(Current::default()),
+            }),
+        }
+    }
+
+    /// The server's name (`redis://host:port`), for messages.
+    pub(crate) fn name(&self) -> &str {
+        &self.inner.server.name
+    }
+
+    /// The client, for connections of other kinds (pub/sub, `WAIT`).
+    pub(crate) fn server(&self) -> &Server {
+        &self.inner.server
+    }
+
+    /// The operation timeout.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.inner.timeout
+    }
+
+    /// The connect timeout.
+    pub(crate) fn connect_timeout(&self) -> Duration {
+        self.inner.connect_timeout
+    }
+
+    /// Opens the connection now (so connecting reports an unreachable server at once).
+    pub(crate) async fn connect(&self) -> Result<()> {
+        self.connection().await.map(drop)
+    }
+
+    /// The current connection, opening one if there is none. One caller connects at a time;
+    /// the others wait for its outcome and share a failure rather than retrying in turn.
+    async fn connection(&self) -> Result<(u64, MultiplexedConnection)> {
+        let asked = Instant::now();
+        let mut current = self.inner.current.lock().await;
+        if let Some(connection) = current.connection.as_ref() {
+            return Ok(connection.clone());
+        }
+        if let Some((failed_at, reason)) = &current.failed {
+            if *failed_at >= asked {
+                return Err(Error::new(ErrorKind::Unavailable, reason.clone())
+                    .with_backend(BACKEND)
+                    .with_server(self.name()));
+            }
+        }
+        match open(&self.inner.server, self.inner.connect_timeout).await {
+            Ok(connection) => {
+                let number = rand::random::<u64>();
+                current.connection = Some((number, connection.clone()));
+                current.failed = None;
+                Ok((number, connection))
+            }
+            Err(error) => {
+                current.failed = Some((Instant::now(), error.message().to_owned()));
+                Err(error)
+            }
+        }
+    }
+
+    /// Discards connection `number` if it is still the current one.
+    async fn discard(&self, number: u64) {
+        let mut current = self.inner.current.lock().await;
+        if current
+            .connection
+            .as_ref()
+            .is_some_and(|(current, _)| *current == number)
+        {
+            current.connection = None;
+        }
+    }
+
+    /// Runs one command on the connection within the operation timeout. A timeout or a broken
+    /// connection discards the connection for the next command.
+    pub(crate) async fn run<T, F, Fut>(&self, command: F) -> Result<T>
+    where
+        F: FnOnce(MultiplexedConnection) -> Fut,
+        Fut: Future<Output = RedisResult<T>>,
+    {
+        let (number, connection) = self.connection().await?;
+        let limit = self.inner.timeout;
+        match tokio::time::timeout(limit, command(connection)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => {
+                if error.is_io_error()
+                    || error.is_connection_dropped()
+                    || error.is_unrecoverable_error()
+                {
+                    self.discard(number).await;
+                }
+                Err(from_redis(error, self.name()))
+            }
+            Err(_elapsed) => {
+                self.discard(number).await;
+                Err(timed_out(self.name(), limit))
+            }
+        }
+    }
+}
+
+/// Opens a multiplexed connection within `limit`.
+pub(crate) async fn open(server: &Server, limit: Duration) -> Result<MultiplexedConnection> {
+    let config = AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(limit))
+        .set_response_timeout(None);
+    let connecting = server
+        .client
+        .get_multiplexed_async_connection_with_config(&config);
+    match tokio::time::timeout(limit, connecting).await {
+        Ok(connected) => connected.map_err(|error| from_redis(error, &server.name)),
+        Err(_) => Err(timed_out(&server.name, limit)),
+    }
+}

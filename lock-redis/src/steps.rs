@@ -1,0 +1,177 @@
+//! The single-master lock's steps: the acquire script, a place in the waiter queue, pub/sub
+//! wake-ups, and replica acknowledgement on a connection of its own.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::backend::{Busy, Deadline, Grant, LockSteps, Try};
+use lock_core::{AcquireOptions, LockName, Result, async_trait};
+use redis::aio::MultiplexedConnection;
+use tokio::time::Instant;
+
+use crate::error::BACKEND;
+use crate::held::SingleHeld;
+use crate::keys::LockKeys;
+use crate::node::{Attempt, Node};
+use crate::replicas::Replicas;
+use crate::subscriber::{Subscriber, Subscription};
+use crate::token::new_token;
+
+/// What a single-master service shares between its clones and holds.
+#[derive(Debug)]
+pub(crate) struct Single {
+    pub(crate) node: Node,
+    pub(crate) subscriber: Subscriber,
+    pub(crate) prefix: String,
+    pub(crate) replicas: Option<Replicas>,
+    pub(crate) waiter_ttl: Duration,
+}
+
+/// One acquisition: its keys and owner token, its queue ttl (waiting acquisitions queue; a
+/// single try only checks that nobody queued first), its subscription once it waits, and the
+/// dedicated connection of a replicated acquire in flight.
+#[derive(Debug)]
+pub(crate) struct RedisAttempt {
+    keys: LockKeys,
+    token: String,
+    lease: Duration,
+    queue_ttl: Option<Duration>,
+    subscription: Option<Subscription>,
+    dedicated: Option<MultiplexedConnection>,
+}
+
+impl Single {
+    /// Runs the acquire script, on a dedicated connection followed by `WAIT` when replicas
+    /// must acknowledge grants.
+    async fn run_acquire(&self, attempt: &mut RedisAttempt) -> Result<Attempt> {
+        let RedisAttempt {
+            keys,
+            token,
+            lease,
+            queue_ttl,
+            ..
+        } = &*attempt;
+        let Some(replicas) = &self.replicas else {
+            return self.node.acquire(keys, token, *lease, *queue_ttl).await;
+        };
+        let mut connection = replicas.checkout().await?;
+        // Kept until the outcome is known: a cleanup then runs on this connection, after the
+        // script that may still be in flight on it.
+        attempt.dedicated = Some(connection.clone());
+        let outcome = replicas
+            .acquire(
+                &mut connection,
+                &attempt.keys,
+                &attempt.token,
+                attempt.lease,
+                attempt.queue_ttl,
+            )
+            .await?;
+        attempt.dedicated = None;
+        replicas.checkin(connection);
+        Ok(outcome)
+    }
+}
+
+#[async_trait]
+impl LockSteps for Single {
+    type Attempt = RedisAttempt;
+
+    fn backend(&self) -> &'static str {
+        BACKEND
+    }
+
+    fn server(&self) -> &str {
+        self.node.link().name()
+    }
+
+    fn begin(&self, name: &LockName, options: &AcquireOptions) -> RedisAttempt {
+        RedisAttempt {
+            keys: LockKeys::new(&self.prefix, name),
+            token: new_token(),
+            lease: options.lease,
+            queue_ttl: (options.wait != Some(Duration::ZERO)).then_some(self.waiter_ttl),
+            subscription: None,
+            dedicated: None,
+        }
+    }
+
+    async fn try_once(&self, attempt: &mut RedisAttempt) -> Result<Try> {
+        let sent = Instant::now();
+        let hint = match self.run_acquire(attempt).await? {
+            Attempt::Granted(fence) => {
+                let held = SingleHeld {
+                    node: self.node.clone(),
+                    keys: attempt.keys.clone(),
+                    token: attempt.token.clone(),
+                };
+                return Ok(Try::Granted(Grant::new(fence, Arc::new(held), sent)));
+            }
+            Attempt::Held(hint) => hint,
+        };
+        // Not subscribed yet: `wait` subscribes and returns, and the next try follows at once,
+        // so a release between this try and the subscription is not missed.
+        let pushed = attempt.subscription.as_ref().is_none_or(Subscription::live);
+        // The fallback timer: the key's expiry (crashed holders, lost messages, plain `SET NX`
+        // holders that never publish), and refreshing our place in the queue.
+        let mut busy = Busy {
+            recheck_within: None,
+            pushed,
+        }
+        .within(self.waiter_ttl / 3);
+        if let Some(hint) = hint {
+            busy = busy.within(hint + Duration::from_millis(1));
+        }
+        Ok(Try::Busy(busy))
+    }
+
+    async fn wait(&self, attempt: &mut RedisAttempt, until: Deadline) {
+        let Some(subscription) = attempt.subscription.as_mut() else {
+            let timeout = self.node.link().timeout();
+            let subscribing = self.subscriber.subscribe(&attempt.keys.channel, timeout);
+            attempt.subscription = Some(subscribing.await);
+            return;
+        };
+        loop {
+            tokio::select! {
+                wake = subscription.changed() => {
+                    // A release names the first queued waiter; the others sleep on.
+                    let next = wake.next.as_deref();
+                    if next.is_none_or(|next| next.is_empty() || next == attempt.token) {
+                        return;
+                    }
+                }
+                () = until.sleep() => return,
+            }
+        }
+    }
+
+    /// Leaves the queue, so nobody waits for an entry that will not try again.
+    async fn abandon(&self, attempt: &mut RedisAttempt) -> Result<()> {
+        if attempt.queue_ttl.is_none() {
+            return Ok(());
+        }
+        self.node
+            .release(&attempt.keys, &attempt.token)
+            .await
+            .map(drop)
+    }
+
+    /// Deletes the key and the queue entry if they are this attempt's token's: on the
+    /// connection a replicated acquire was in flight on (so Redis runs it after that script),
+    /// else on the shared connection, where it queues behind anything already sent.
+    async fn clean_up(&self, attempt: &mut RedisAttempt) -> Result<()> {
+        if let (Some(mut connection), Some(replicas)) = (attempt.dedicated.take(), &self.replicas) {
+            let released = replicas
+                .release_on(&mut connection, &attempt.keys, &attempt.token)
+                .await;
+            if released.is_ok() {
+                return Ok(());
+            }
+        }
+        self.node
+            .release(&attempt.keys, &attempt.token)
+            .await
+            .map(drop)
+    }
+}
