@@ -17,35 +17,22 @@ pub enum Dialect {
 }
 
 impl Dialect {
-    /// The dialect a URL's scheme names.
+    /// The dialect a URL's `scheme` names (`url` is for the message).
     ///
     /// # Errors
     ///
     /// [`ErrorKind::InvalidInput`](lock_core::ErrorKind::InvalidInput) for an unknown scheme or
     /// one whose Cargo feature this build lacks.
-    pub fn from_url(url: &str) -> Result<Self> {
-        let scheme = url
-            .split_once(':')
-            .map(|(scheme, _)| scheme.to_ascii_lowercase())
-            .ok_or_else(|| {
-                Error::invalid_input(
-                    "not a SQL URL: expected postgres://, mysql://, mariadb:// or sqlite:",
-                )
-            })?;
-        let dialect = match scheme.as_str() {
+    pub fn from_scheme(scheme: &str, url: &str) -> Result<Self> {
+        let dialect = match scheme.to_ascii_lowercase().as_str() {
             "postgres" | "postgresql" => Dialect::Postgres,
             "mysql" | "mariadb" => Dialect::MySql,
             "sqlite" => Dialect::Sqlite,
-            other => {
-                return Err(Error::invalid_input(format!(
-                    "unknown SQL URL scheme {other:?}: expected postgres, postgresql, mysql, \
-                     mariadb or sqlite"
-                )));
-            }
+            _ => return Err(crate::settings::not_sql(url)),
         };
         if !dialect.enabled() {
             return Err(Error::invalid_input(format!(
-                "{scheme}:// URLs need lock-sql's `{}` feature, which this build does not have",
+                "invalid {scheme} URL: it needs lock-sql's `{}` feature, which this build does not have",
                 dialect.feature()
             )));
         }
@@ -90,18 +77,17 @@ mod tests {
     #[test]
     fn schemes_map_to_dialects() {
         let cases = [
-            ("postgres://u@h/db", Dialect::Postgres),
-            ("PostgreSQL://h", Dialect::Postgres),
-            ("mysql://root@h/db", Dialect::MySql),
-            ("mariadb://root@h/db", Dialect::MySql),
-            ("sqlite://locks.db", Dialect::Sqlite),
-            ("sqlite::memory:", Dialect::Sqlite),
+            ("postgres", Dialect::Postgres),
+            ("PostgreSQL", Dialect::Postgres),
+            ("mysql", Dialect::MySql),
+            ("mariadb", Dialect::MySql),
+            ("sqlite", Dialect::Sqlite),
         ];
-        for (url, dialect) in cases {
+        for (scheme, dialect) in cases {
             if dialect.enabled() {
-                assert_eq!(Dialect::from_url(url).expect(url), dialect);
+                assert_eq!(Dialect::from_scheme(scheme, "x").expect(scheme), dialect);
             } else {
-                let error = Dialect::from_url(url).expect_err(url);
+                let error = Dialect::from_scheme(scheme, "x").expect_err(scheme);
                 assert!(error.to_string().contains("feature"), "{error}");
             }
         }
@@ -109,8 +95,8 @@ mod tests {
 
     #[test]
     fn unknown_schemes_are_invalid_input() {
-        for url in ["redis://h", "no scheme", "oracle://h"] {
-            let error = Dialect::from_url(url).expect_err(url);
+        for scheme in ["redis", "", "oracle"] {
+            let error = Dialect::from_scheme(scheme, "x").expect_err(scheme);
             assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
         }
     }

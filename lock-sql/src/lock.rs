@@ -1,51 +1,46 @@
-//! The lock service: acquire loop, waiting, and the `DistributedLock` implementation.
+//! The lock service: one pool, one lock table, any number of lock names.
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_core::{
-    AcquireOptions, Backoff, Capabilities, DistributedLock, Error, IntoLockName, LockGuard,
-    LockName, Result,
+    AcquireOptions, Capabilities, DistributedLock, Error, LockGuard, LockName, Result,
 };
 use tokio::sync::OnceCell;
-use tokio::time::Instant;
 
-use crate::config::{Config, SqlLockBuilder, redact};
-use crate::db::{Attempt, Conn, Db, Owner};
+use crate::db::{Conn, Db, Owner};
 use crate::error::SqlError;
-use crate::held::{PendingAttempt, SqlHeld};
+use crate::settings::Settings;
+use crate::steps::SqlSteps;
 use crate::wakeups::Wakeups;
-use crate::{Dialect, TableName};
-
-/// The longest a PostgreSQL waiter sleeps between attempts while notifications flow: a
-/// safety net for a notification lost in a reconnect.
-const NOTIFIED_FALLBACK: Duration = Duration::from_secs(5);
+use crate::{Dialect, SqlLockBuilder, TableName};
 
 /// A lock service on one SQL database: one pool, one lock table, any number of lock names.
 ///
-/// Cheap to clone (clones share the pool). Build with [`SqlLock::connect`] or
+/// Cheap to clone (clones share the pool and `with_lock` re-entry). Build with
 /// [`SqlLock::builder`].
 #[derive(Clone)]
 pub struct SqlLock {
-    inner: Arc<Inner>,
+    steps: Arc<SqlSteps>,
 }
 
 /// State shared by the service and its holds.
 pub(crate) struct Inner {
-    config: Config,
+    pub(crate) settings: Settings,
     pub(crate) db: Db,
-    wakeups: Wakeups,
+    pub(crate) wakeups: Wakeups,
     schema: OnceCell<()>,
 }
 
 impl Inner {
     pub(crate) fn error(&self, error: SqlError, operation: &'static str) -> Error {
-        error.into_error(self.config.dialect.backend(), operation)
+        error
+            .into_error(self.settings.dialect.backend(), operation)
+            .with_server(self.settings.server.clone())
     }
 
-    async fn ensure_schema(&self) -> Result<()> {
+    pub(crate) async fn ensure_schema(&self) -> Result<()> {
         self.schema
             .get_or_try_init(|| async { self.db.ensure_schema().await })
             .await
@@ -73,23 +68,42 @@ impl Inner {
 }
 
 impl SqlLock {
-    /// Settings for a lock service on the database `url` names (see [`SqlLockBuilder`]).
+    /// Settings for a lock service on the database `url` names (see [`SqlLockBuilder`]):
+    /// `postgres://`, `postgresql://`, `mysql://`, `mariadb://` (spoken as MySQL),
+    /// `sqlite:PATH` or `sqlite://PATH` (the file is created if missing) and `sqlite::memory:`
+    /// (private to this service).
     pub fn builder(url: &str) -> SqlLockBuilder {
         SqlLockBuilder::new(url)
     }
 
-    /// Connects with default settings (and any `lock_*` URL parameters), creating the lock
-    /// table if it is missing.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: dropping the future closes any connection being opened.
-    ///
-    /// # Errors
-    ///
-    /// As [`SqlLockBuilder::connect`].
-    pub async fn connect(url: &str) -> Result<Self> {
-        Self::builder(url).connect().await
+    pub(crate) fn from_settings(settings: Settings) -> Result<Self> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(Error::invalid_input(
+                "lock-sql needs a tokio runtime: build the lock service inside one",
+            ));
+        }
+        let db = Db::new(&settings)?;
+        let wakeups = match &db {
+            #[cfg(feature = "postgres")]
+            Db::Postgres(pg) => Wakeups::postgres(pg),
+            #[allow(unreachable_patterns)]
+            _ => Wakeups::local(),
+        };
+        let inner = Inner {
+            settings,
+            db,
+            wakeups,
+            schema: OnceCell::new(),
+        };
+        Ok(Self {
+            steps: Arc::new(SqlSteps {
+                inner: Arc::new(inner),
+            }),
+        })
+    }
+
+    fn inner(&self) -> &Inner {
+        &self.steps.inner
     }
 
     /// Creates the lock table if it does not exist. Acquiring does this on first use; call it
@@ -106,25 +120,16 @@ impl SqlLock {
     /// be reached in time, [`ErrorKind::Backend`](lock_core::ErrorKind::Backend) when it refuses
     /// (for example, no permission to create tables).
     pub async fn ensure_schema(&self) -> Result<()> {
-        self.inner.ensure_schema().await
+        self.inner().ensure_schema().await
     }
 
-    /// Ends the current hold on `name` behind its holder's back, as an operator clearing the
-    /// row's owner would; the fencing counter stays. The holder learns at its next renewal
-    /// (its lost signal fires). Returns whether there was a hold.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: the single `UPDATE` either ran or did not.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidInput`](lock_core::ErrorKind::InvalidInput) for an invalid name;
-    /// otherwise as [`ensure_schema`](SqlLock::ensure_schema).
-    pub async fn sever(&self, name: impl IntoLockName) -> Result<bool> {
+    /// Ends the current hold on `name` behind its holder's back, keeping the fencing counter.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub async fn sever(&self, name: impl lock_core::IntoLockName) -> Result<bool> {
         let name = name.into_lock_name()?;
-        self.inner.ensure_schema().await?;
-        let inner = &self.inner;
+        let inner = self.inner();
+        inner.ensure_schema().await?;
         inner
             .db
             .sever(name.as_str())
@@ -134,82 +139,12 @@ impl SqlLock {
 
     /// The database dialect.
     pub fn dialect(&self) -> Dialect {
-        self.inner.config.dialect
+        self.inner().settings.dialect
     }
 
     /// The lock table.
     pub fn table(&self) -> &TableName {
-        &self.inner.config.table
-    }
-
-    /// How long to pause after a failed attempt before the next one.
-    fn pause(&self, attempt: u32, outcome: Attempt, backoff: &Backoff) -> Duration {
-        let remaining = match outcome {
-            Attempt::Held(remaining) => remaining,
-            Attempt::Granted(_) | Attempt::Contended => return backoff.delay(attempt),
-        };
-        // Retry just after the holder's lease ends, at the latest.
-        let lease_end = remaining.map(|left| left + Duration::from_millis(1));
-        if self.inner.wakeups.server_side() {
-            lease_end.map_or(NOTIFIED_FALLBACK, |end| end.min(NOTIFIED_FALLBACK))
-        } else {
-            let delay = backoff.delay(attempt);
-            lease_end.map_or(delay, |end| end.min(delay))
-        }
-    }
-}
-
-impl SqlLockBuilder {
-    /// Builds the service and creates the lock table if it is missing, which also checks that
-    /// the database answers.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: dropping the future closes any connection being opened.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidInput`](lock_core::ErrorKind::InvalidInput) for a malformed URL,
-    /// unknown scheme, disabled dialect or bad setting (before any I/O);
-    /// [`ErrorKind::Unavailable`](lock_core::ErrorKind::Unavailable) when no connection can be
-    /// made within the connect timeout; [`ErrorKind::Backend`](lock_core::ErrorKind::Backend)
-    /// when the database refuses to create the table.
-    pub async fn connect(self) -> Result<SqlLock> {
-        let lock = self.connect_lazy()?;
-        lock.ensure_schema().await?;
-        Ok(lock)
-    }
-
-    /// Builds the service without any I/O: connections open, and the table is created, on
-    /// first use.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidInput`](lock_core::ErrorKind::InvalidInput) for a malformed URL,
-    /// unknown scheme, disabled dialect or bad setting, or when called outside a tokio runtime.
-    pub fn connect_lazy(self) -> Result<SqlLock> {
-        let config = self.config()?;
-        if tokio::runtime::Handle::try_current().is_err() {
-            return Err(Error::invalid_input(
-                "lock-sql needs a tokio runtime: build the lock service inside one",
-            ));
-        }
-        let db = Db::new(&config)?;
-        let wakeups = match &db {
-            #[cfg(feature = "postgres")]
-            Db::Postgres(pg) => Wakeups::postgres(pg),
-            #[allow(unreachable_patterns)]
-            _ => Wakeups::local(),
-        };
-        let inner = Inner {
-            config,
-            db,
-            wakeups,
-            schema: OnceCell::new(),
-        };
-        Ok(SqlLock {
-            inner: Arc::new(inner),
-        })
+        &self.inner().settings.table
     }
 }
 
@@ -220,48 +155,11 @@ impl DistributedLock for SqlLock {
         name: &LockName,
         options: &AcquireOptions,
     ) -> Result<Option<LockGuard>> {
-        options.validate()?;
-        let deadline = options.wait.map(|wait| Instant::now() + wait);
-        let inner = &self.inner;
-        inner.ensure_schema().await?;
-        let mut waiter = inner.wakeups.subscribe();
-        let mut attempt = 0_u32;
-        loop {
-            let owner = Owner::random();
-            let conn = inner.db.connection().await;
-            let conn = conn.map_err(|error| inner.error(error, "acquire").with_lock(name))?;
-            let mut pending = PendingAttempt::new(inner, name, owner, conn);
-            let granted_at = Instant::now();
-            let outcome = pending
-                .run(options.lease)
-                .await
-                .map_err(|error| inner.error(error, "acquire").with_lock(name))?;
-            pending.settle();
-            if let Attempt::Granted(fence) = outcome {
-                let held = SqlHeld {
-                    inner: Arc::clone(inner),
-                    name: name.clone(),
-                    owner,
-                };
-                let guard = LockGuard::builder(name.clone(), fence, Arc::new(held))
-                    .backend(self.backend())
-                    .lease(granted_at, options.lease, options.auto_renew)
-                    .build();
-                return Ok(Some(guard));
-            }
-            let now = Instant::now();
-            if deadline.is_some_and(|deadline| now >= deadline) {
-                return Ok(None);
-            }
-            let wake_at = now + self.pause(attempt, outcome, &options.backoff);
-            let wake_at = deadline.map_or(wake_at, |deadline| deadline.min(wake_at));
-            waiter.wait(name.as_str(), wake_at).await;
-            attempt = attempt.saturating_add(1);
-        }
+        lock_core::backend::acquire(&self.steps, name, options).await
     }
 
     fn backend(&self) -> &'static str {
-        self.inner.config.dialect.backend()
+        self.dialect().backend()
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -269,27 +167,35 @@ impl DistributedLock for SqlLock {
             .with_fencing()
             .with_lost_detection()
             .with_lease_renewal();
-        if self.inner.config.dialect == Dialect::Postgres {
+        if self.dialect() == Dialect::Postgres {
             capabilities.with_server_side_wait()
         } else {
             capabilities
         }
     }
+
+    fn default_options(&self) -> AcquireOptions {
+        self.inner().settings.service.defaults.clone()
+    }
+
+    fn service_identity(&self) -> usize {
+        Arc::as_ptr(&self.steps) as usize
+    }
 }
 
 impl fmt::Debug for SqlLock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.inner, f)
+        fmt::Debug::fmt(self.inner(), f)
     }
 }
 
 impl fmt::Debug for Inner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SqlLock")
-            .field("dialect", &self.config.dialect)
-            .field("url", &redact(&self.config.url))
-            .field("table", &self.config.table)
-            .field("pool_size", &self.config.pool_size)
+            .field("dialect", &self.settings.dialect)
+            .field("url", &self.settings.server)
+            .field("table", &self.settings.table)
+            .field("pool_size", &self.settings.pool_size)
             .finish_non_exhaustive()
     }
 }

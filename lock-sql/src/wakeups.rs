@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use lock_core::backend::Deadline;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
-use tokio::time::{Instant, sleep_until};
 #[cfg(feature = "postgres")]
 use tokio_util::sync::CancellationToken;
 use tokio_util::sync::DropGuard;
@@ -103,15 +103,15 @@ pub(crate) struct Waiter {
 
 impl Waiter {
     /// Waits until a wake-up that concerns `name` arrives, or `until`, whichever is first.
-    pub(crate) async fn wait(&mut self, name: &str, until: Instant) {
+    pub(crate) async fn wait(&mut self, name: &str, until: Deadline) {
         loop {
             tokio::select! {
-                () = sleep_until(until) => return,
+                () = until.sleep() => return,
                 wake = self.receiver.recv() => match wake {
                     Ok(Wake::Released(released)) if &*released != name => {}
                     Ok(_) | Err(RecvError::Lagged(_)) => return,
                     Err(RecvError::Closed) => {
-                        sleep_until(until).await;
+                        until.sleep().await;
                         return;
                     }
                 },

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use lock_core::{AcquireOptions, Backoff, DistributedLockExt};
 use lock_sql::SqlLock;
-use lock_testkit::holder::Holder;
 use lock_testkit::servers::{PostgresServer, external_url};
 use lock_testkit::{ConformanceTarget, require, scaled_ms};
 use support::{SqlTarget, unique};
@@ -45,10 +44,11 @@ support::sql_cases!(target());
 async fn notify_wakes_waiters_through_one_listener() {
     let Some(url) = url() else { return };
     let app = format!("notify_{:08x}", rand::random::<u32>());
-    let lock = SqlLock::connect(&format!("{url}?application_name={app}"))
+    let lock = SqlLock::builder(&format!("{url}?application_name={app}"))
+        .connect()
         .await
         .expect("connect");
-    let holder = SqlLock::connect(&url).await.expect("connect");
+    let holder = SqlLock::builder(&url).connect().await.expect("connect");
     let names: Vec<_> = (0..10).map(|i| unique(&format!("notify/{i}"))).collect();
     let mut held = Vec::new();
     for name in &names {
@@ -104,25 +104,6 @@ async fn notify_wakes_waiters_through_one_listener() {
     }
 }
 
-/// A holder process killed with SIGKILL: another process acquires within the lease plus 1 s,
-/// with a larger fencing token.
-#[test]
-fn killed_holder_process_is_replaced_after_its_lease() {
-    let Some(url) = url() else { return };
-    let name = format!("crash/{:016x}", rand::random::<u64>());
-    let lease = Duration::from_millis(2000);
-    let mut crashed = Holder::acquire(&url, &name, Some(lease), scaled_ms(10_000));
-    crashed.kill();
-    let killed_at = std::time::Instant::now();
-    let successor = Holder::acquire(&url, &name, Some(lease), lease + scaled_ms(5000));
-    let waited = killed_at.elapsed();
-    assert!(
-        waited <= lease + scaled_ms(1000),
-        "the successor waited {waited:?} after the crash; lease {lease:?}"
-    );
-    assert!(successor.fencing_token() > crashed.fencing_token());
-}
-
 /// Connect futures dropped at random points leave no connection open on the server (the
 /// listener and pool go with them), and `ensure_schema` and `sever` cut short can simply be
 /// called again.
@@ -135,7 +116,7 @@ async fn cancelled_connects_leave_no_connections_behind() {
     let mut dropped = 0;
     for round in 0..40 {
         let cut = Duration::from_micros(rand::random_range(0..(200 * (round + 1))));
-        match tokio::time::timeout(cut, SqlLock::connect(&tagged)).await {
+        match tokio::time::timeout(cut, SqlLock::builder(&tagged).connect()).await {
             Ok(lock) => drop(lock.expect("connect")),
             Err(_) => dropped += 1,
         }
@@ -156,7 +137,7 @@ async fn cancelled_connects_leave_no_connections_behind() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
-    let lock = SqlLock::connect(&url).await.expect("connect");
+    let lock = SqlLock::builder(&url).connect().await.expect("connect");
     let name = unique("cancel_admin");
     let _ = tokio::time::timeout(Duration::from_micros(50), lock.ensure_schema()).await;
     lock.ensure_schema()

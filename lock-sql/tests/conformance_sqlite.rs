@@ -1,5 +1,4 @@
-//! The conformance suite and the SQL cases on a SQLite file, plus two processes contending on
-//! one file.
+//! The conformance suite and the SQL cases on a SQLite file.
 
 mod support;
 
@@ -8,7 +7,6 @@ use std::sync::{Arc, OnceLock};
 
 use lock_core::{DistributedLockExt, ErrorKind};
 use lock_testkit::ConformanceTarget;
-use lock_testkit::holder::{finish_contender, start_contender};
 use support::SqlTarget;
 
 /// One database file for the whole test binary, in a directory removed when the process exits
@@ -35,43 +33,18 @@ lock_testkit::conformance_tests!(sqlite());
 
 support::sql_cases!(Some(SqlTarget::plain(url())));
 
-/// Two `lock-holder` processes take one lock 200 times each on one SQLite file: no hold
-/// overlaps another (a marker file created exclusively inside each hold would collide), and
-/// fencing tokens rise in each process and never repeat across them.
-#[test]
-fn two_processes_on_one_file_never_overlap() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!("sqlite://{}", dir.path().join("shared.db").display());
-    let marker = dir.path().join("inside");
-    let children: Vec<_> = (0..2)
-        .map(|_| start_contender(&url, "cross-process", 200, &marker))
-        .collect();
-    let reports: Vec<_> = children.into_iter().map(finish_contender).collect();
-    let mut all: Vec<u64> = Vec::new();
-    for report in &reports {
-        assert_eq!(report.overlaps, 0, "holds overlapped: {report:?}");
-        assert_eq!(report.tokens.len(), 200);
-        assert!(
-            report.tokens.windows(2).all(|pair| pair[0] < pair[1]),
-            "tokens fell: {report:?}"
-        );
-        all.extend(&report.tokens);
-    }
-    all.sort_unstable();
-    all.dedup();
-    assert_eq!(
-        all.len(),
-        400,
-        "two processes were granted the same fencing token"
-    );
-}
-
 /// `sqlite::memory:` works, each service gets a private database, and a missing file is
 /// created.
 #[tokio::test]
 async fn memory_and_new_files_work() {
-    let memory = lock_sql::connect("sqlite::memory:").await.expect("memory");
-    let other = lock_sql::connect("sqlite::memory:").await.expect("memory");
+    let memory = lock_sql::SqlLock::builder("sqlite::memory:")
+        .connect()
+        .await
+        .expect("memory");
+    let other = lock_sql::SqlLock::builder("sqlite::memory:")
+        .connect()
+        .await
+        .expect("memory");
     let held = memory.try_acquire("job").await.expect("try").expect("free");
     let elsewhere = other.try_acquire("job").await.expect("try");
     assert!(
@@ -81,7 +54,8 @@ async fn memory_and_new_files_work() {
     held.release().await.expect("release");
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("fresh.db");
-    let lock = lock_sql::connect(&format!("sqlite://{}", file.display()))
+    let lock = lock_sql::SqlLock::builder(&format!("sqlite://{}", file.display()))
+        .connect()
         .await
         .expect("new file");
     assert!(file.is_file(), "the database file was not created");
@@ -100,13 +74,16 @@ async fn memory_and_new_files_work() {
 async fn bad_urls_are_invalid_input() {
     for url in [
         "oracle://h/db",
-        "sqlite:locks.db?lock_pool_size=zero",
+        "sqlite:locks.db?pool_size=zero",
         "sqlite:locks.db?lock_unknown=1",
-        "sqlite::memory:?lock_pool_size=2",
-        "postgres://u:secret@127.0.0.1:1/db?lock_table=1bad",
-        "mysql://u@127.0.0.1:1/db?lock_connect_timeout_ms=0",
+        "sqlite::memory:?pool_size=2",
+        "postgres://u:secret@127.0.0.1:1/db?table=1bad",
+        "mysql://u@127.0.0.1:1/db?connect_timeout=0s",
     ] {
-        let error = lock_sql::connect(url).await.expect_err(url);
+        let error = lock_sql::SqlLock::builder(url)
+            .connect()
+            .await
+            .expect_err(url);
         assert_eq!(error.kind(), ErrorKind::InvalidInput, "{url}: {error}");
         assert!(!error.to_string().contains("secret"), "{error}");
     }

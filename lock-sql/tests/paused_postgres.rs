@@ -2,6 +2,7 @@
 //! within the operation timeout, a holder's lost signal fires by its lease end, and the
 //! service recovers once the server answers again. Runs its own server, since it pauses it.
 
+use lock_core::ServiceBuilder;
 use std::time::Duration;
 
 use lock_core::{AcquireOptions, DistributedLockExt, ErrorKind};

@@ -14,8 +14,8 @@ use sqlx::pool::PoolConnection;
 use sqlx::{AssertSqlSafe, Database, SqlSafeStr, SqlStr};
 
 use crate::TableName;
-use crate::config::Config;
 use crate::error::SqlError;
+use crate::settings::Settings;
 
 /// A random 128-bit owner token, new for every acquisition attempt.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -71,6 +71,12 @@ pub(crate) enum Conn {
     Sqlite(PoolConnection<sqlx::Sqlite>),
 }
 
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Conn")
+    }
+}
+
 /// Calls the same method on whichever dialect `$db` is.
 macro_rules! dispatch {
     ($db:expr, $inner:ident => $call:expr) => {
@@ -106,7 +112,7 @@ macro_rules! with_conn {
 impl Db {
     /// Builds the pool (connecting lazily) for validated settings. Needs a tokio runtime.
     #[allow(unreachable_code, unused_variables)]
-    pub(crate) fn new(config: &Config) -> Result<Self> {
+    pub(crate) fn new(config: &Settings) -> Result<Self> {
         Ok(match config.dialect {
             #[cfg(feature = "postgres")]
             crate::Dialect::Postgres => Db::Postgres(Box::new(postgres::PgDb::new(config)?)),
@@ -175,6 +181,8 @@ impl Db {
         dispatch!(self, db => db.renew(name, owner, lease).await)
     }
 
+    /// Used by the test hook `SqlLock::sever` only.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {
         dispatch!(self, db => db.sever(name).await)
     }

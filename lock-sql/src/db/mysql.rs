@@ -10,8 +10,8 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError, MySqlPool, MySqlPoolO
 use sqlx::pool::PoolConnection;
 
 use super::{Attempt, Owner, fence, remaining, settle, statement, whole};
-use crate::config::Config;
 use crate::error::{SqlError, invalid_url, timed};
+use crate::settings::Settings;
 
 const MICROSECOND: Duration = Duration::from_micros(1);
 
@@ -33,16 +33,17 @@ struct Statements {
     peek: sqlx::SqlStr,
     release: sqlx::SqlStr,
     renew: sqlx::SqlStr,
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     sever: sqlx::SqlStr,
 }
 
 impl MyDb {
-    pub(crate) fn new(config: &Config) -> Result<Self> {
-        let options =
-            MySqlConnectOptions::from_str(&config.url).map_err(|e| invalid_url("MySQL", e))?;
+    pub(crate) fn new(config: &Settings) -> Result<Self> {
+        let options = MySqlConnectOptions::from_str(&config.driver_url)
+            .map_err(|e| invalid_url("MySQL", e))?;
         let pool = MySqlPoolOptions::new()
             .max_connections(config.pool_size)
-            .acquire_timeout(config.connect_timeout)
+            .acquire_timeout(config.service.connect_timeout)
             .connect_lazy_with(options);
         let table = &config.table;
         let sql = Statements {
@@ -55,7 +56,7 @@ impl MyDb {
         };
         Ok(Self {
             pool,
-            timeout: config.operation_timeout,
+            timeout: config.service.operation_timeout,
             sql,
         })
     }
@@ -139,6 +140,8 @@ impl MyDb {
         Ok(settle(&mut conn, result)?.rows_affected() == 1)
     }
 
+    /// Used by the test hook `SqlLock::sever` only.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {
         let mut conn = self.pool.acquire().await?;
         let query = sqlx::query(self.sql.sever.clone()).bind(name.as_bytes());

@@ -9,8 +9,8 @@ use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use super::{Attempt, Owner, fence, remaining, settle, statement, whole};
-use crate::config::Config;
 use crate::error::{SqlError, invalid_url, timed};
+use crate::settings::Settings;
 
 const MICROSECOND: Duration = Duration::from_micros(1);
 
@@ -35,16 +35,17 @@ struct Statements {
     acquire: sqlx::SqlStr,
     release: sqlx::SqlStr,
     renew: sqlx::SqlStr,
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     sever: sqlx::SqlStr,
 }
 
 impl PgDb {
-    pub(crate) fn new(config: &Config) -> Result<Self> {
-        let options =
-            PgConnectOptions::from_str(&config.url).map_err(|e| invalid_url("PostgreSQL", e))?;
+    pub(crate) fn new(config: &Settings) -> Result<Self> {
+        let options = PgConnectOptions::from_str(&config.driver_url)
+            .map_err(|e| invalid_url("PostgreSQL", e))?;
         let pool = PgPoolOptions::new()
             .max_connections(config.pool_size)
-            .acquire_timeout(config.connect_timeout)
+            .acquire_timeout(config.service.connect_timeout)
             .connect_lazy_with(options.clone());
         let table = &config.table;
         let sql = Statements {
@@ -58,8 +59,8 @@ impl PgDb {
             pool,
             options,
             channel: table.as_str().to_owned(),
-            connect_timeout: config.connect_timeout,
-            timeout: config.operation_timeout,
+            connect_timeout: config.service.connect_timeout,
+            timeout: config.service.operation_timeout,
             sql,
         })
     }
@@ -146,6 +147,8 @@ impl PgDb {
         Ok(settle(&mut conn, result)?.rows_affected() == 1)
     }
 
+    /// Used by the test hook `SqlLock::sever` only.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {
         let mut conn = self.pool.acquire().await?;
         let query = sqlx::query(self.sql.sever.clone()).bind(name);

@@ -11,8 +11,8 @@ use sqlx::sqlite::{
 };
 
 use super::{Attempt, Owner, fence, remaining, settle, statement, whole};
-use crate::config::{Config, is_sqlite_memory};
 use crate::error::{SqlError, invalid_url, timed};
+use crate::settings::Settings;
 
 const MILLISECOND: Duration = Duration::from_millis(1);
 
@@ -37,15 +37,16 @@ struct Statements {
     peek: sqlx::SqlStr,
     release: sqlx::SqlStr,
     renew: sqlx::SqlStr,
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     sever: sqlx::SqlStr,
 }
 
 impl LiteDb {
-    pub(crate) fn new(config: &Config) -> Result<Self> {
-        let memory = is_sqlite_memory(&config.url);
-        let mut options = SqliteConnectOptions::from_str(&config.url)
+    pub(crate) fn new(config: &Settings) -> Result<Self> {
+        let memory = config.memory;
+        let mut options = SqliteConnectOptions::from_str(&config.driver_url)
             .map_err(|e| invalid_url("SQLite", e))?
-            .busy_timeout(config.operation_timeout.mul_f64(0.8));
+            .busy_timeout(config.service.operation_timeout.mul_f64(0.8));
         if !memory {
             // WAL lets readers and the one writer of a file shared by processes proceed
             // together; NORMAL sync is durable across process crashes, which is what a lock
@@ -57,7 +58,7 @@ impl LiteDb {
         }
         let pool = SqlitePoolOptions::new()
             .max_connections(config.pool_size)
-            .acquire_timeout(config.connect_timeout);
+            .acquire_timeout(config.service.connect_timeout);
         // An in-memory database lives as long as its one connection: never let it go.
         let pool = if memory {
             pool.idle_timeout(None).max_lifetime(None)
@@ -75,7 +76,7 @@ impl LiteDb {
         };
         Ok(Self {
             pool: pool.connect_lazy_with(options),
-            timeout: config.operation_timeout,
+            timeout: config.service.operation_timeout,
             sql,
         })
     }
@@ -169,6 +170,8 @@ impl LiteDb {
         Ok(settle(&mut conn, result)?.rows_affected() == 1)
     }
 
+    /// Used by the test hook `SqlLock::sever` only.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {
         let mut conn = self.pool.acquire().await?;
         let query = sqlx::query(self.sql.sever.clone()).bind(name);

@@ -224,14 +224,17 @@ pub(crate) async fn fencing_survives_reconnects_and_severs(target: &SqlTarget) {
     }
 }
 
-/// `lock_table` picks another table, created on connect; the same name in two tables is two
+/// `table` picks another table, created on connect; the same name in two tables is two
 /// locks. A table name that is not a plain identifier is refused before any I/O.
 pub(crate) async fn table_option_separates_locks(target: &SqlTarget) {
     let separator = if target.url.contains('?') { '&' } else { '?' };
-    let other_url = format!("{}{separator}lock_table=distlock_other", target.url);
+    let other_url = format!("{}{separator}table=distlock_other", target.url);
     let (main, other) = (
         target.lock().await,
-        SqlLock::connect(&other_url).await.expect("connect"),
+        SqlLock::builder(&other_url)
+            .connect()
+            .await
+            .expect("connect"),
     );
     assert_eq!(other.table().as_str(), "distlock_other");
     let name = unique("tables");
@@ -247,11 +250,45 @@ pub(crate) async fn table_option_separates_locks(target: &SqlTarget) {
         .expect("free in other table");
     first.release().await.expect("release");
     second.release().await.expect("release");
-    let bad = format!("{}{separator}lock_table=x%3BDROP", target.url);
+    let bad = format!("{}{separator}table=x%3BDROP", target.url);
     let started = Instant::now();
-    let error = SqlLock::connect(&bad)
+    let error = SqlLock::builder(&bad)
+        .connect()
         .await
         .expect_err("bad table accepted");
     assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
     assert!(started.elapsed() < scaled(Duration::from_millis(200)));
+}
+
+/// The lock table restored from an older backup (here: the fencing counter set back to what it
+/// was two grants ago): the next token is still larger than every token handed out before,
+/// because tokens never fall below the database clock in microseconds.
+pub(crate) async fn tokens_rise_after_a_restore_from_an_older_snapshot(target: &SqlTarget) {
+    let lock = target.lock().await;
+    let name = unique("restore");
+    let mut tokens = Vec::new();
+    for _ in 0..5 {
+        let guard = lock
+            .acquire_timeout(&name, scaled_ms(5000))
+            .await
+            .expect("acquire");
+        tokens.push(guard.fencing_token());
+        guard.release().await.expect("release");
+    }
+    target
+        .admin()
+        .await
+        .set_fence(name.as_str(), tokens[2])
+        .await;
+    let after = lock
+        .acquire_timeout(&name, scaled_ms(5000))
+        .await
+        .expect("acquire");
+    let highest = tokens.iter().max().copied().unwrap_or_default();
+    assert!(
+        after.fencing_token() > highest,
+        "token {} after the restore repeats or falls below one of {tokens:?}",
+        after.fencing_token()
+    );
+    after.release().await.expect("release");
 }

@@ -13,6 +13,7 @@ macro_rules! sql_cases {
             wait_is_bounded_by_the_remaining_lease,
             fencing_survives_reconnects_and_severs,
             table_option_separates_locks,
+            tokens_rise_after_a_restore_from_an_older_snapshot,
         );
     };
     (@each $target:expr; $($case:ident),* $(,)?) => {
@@ -28,12 +29,13 @@ macro_rules! sql_cases {
 }
 pub(crate) use sql_cases;
 
+use lock_core::ServiceBuilder;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::{DistributedLock, LockName, Result};
-use lock_sql::{Dialect, SqlLock};
+use lock_sql::{Dialect, SqlLock, sqlx};
 use lock_testkit::ConformanceTarget;
 
 /// A SQL database as the conformance suite drives it: every client is a separate `SqlLock`
@@ -42,6 +44,7 @@ use lock_testkit::ConformanceTarget;
 pub(crate) struct SqlTarget {
     pub(crate) url: String,
     pub(crate) dialect: Dialect,
+    admin: tokio::sync::OnceCell<Admin>,
 }
 
 impl SqlTarget {
@@ -51,13 +54,21 @@ impl SqlTarget {
 
     pub(crate) fn plain(url: impl Into<String>) -> Self {
         let url = url.into();
-        let dialect = Dialect::from_url(&url).expect("SQL URL");
-        Self { url, dialect }
+        let dialect =
+            Dialect::from_scheme(url.split(':').next().unwrap_or_default(), &url).expect("SQL URL");
+        Self {
+            url,
+            dialect,
+            admin: tokio::sync::OnceCell::new(),
+        }
     }
 
     /// A new client, with its own pool.
     pub(crate) async fn lock(&self) -> SqlLock {
-        SqlLock::connect(&self.url).await.expect("connect")
+        SqlLock::builder(&self.url)
+            .connect()
+            .await
+            .expect("connect")
     }
 
     /// The URL of the same kind of server at `addr`.
@@ -73,11 +84,11 @@ impl SqlTarget {
 #[lock_core::async_trait]
 impl ConformanceTarget for SqlTarget {
     async fn client(&self) -> Result<Arc<dyn DistributedLock>> {
-        Ok(Arc::new(SqlLock::connect(&self.url).await?))
+        Ok(Arc::new(SqlLock::builder(&self.url).connect().await?))
     }
 
     async fn sever(&self, name: &LockName) -> Result<()> {
-        let admin = SqlLock::connect(&self.url).await?;
+        let admin = SqlLock::builder(&self.url).connect().await?;
         admin.sever(name).await.map(drop)
     }
 
@@ -93,6 +104,104 @@ impl ConformanceTarget for SqlTarget {
             .connect()
             .await;
         Some(connected.map(|lock| Arc::new(lock) as Arc<dyn DistributedLock>))
+    }
+
+    fn url(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
+
+    async fn connect_url(&self, url: &str) -> Result<Arc<dyn DistributedLock>> {
+        Ok(Arc::new(SqlLock::builder(url).connect().await?))
+    }
+
+    async fn lease_left(&self, name: &LockName) -> Option<Duration> {
+        let micros = self.admin().await.lease_left_us(name.as_str()).await?;
+        Some(Duration::from_micros(u64::try_from(micros).ok()?))
+    }
+}
+
+/// A plain pool on the target's database, for reading the lock table behind the lock's back.
+#[derive(Debug)]
+pub(crate) enum Admin {
+    Postgres(sqlx::PgPool),
+    MySql(sqlx::MySqlPool),
+    Sqlite(sqlx::SqlitePool),
+}
+
+impl Admin {
+    /// Sets `name`'s fencing counter, as a restore from an older backup would.
+    pub(crate) async fn set_fence(&self, name: &str, fence: u64) {
+        let fence = i64::try_from(fence).expect("fence fits");
+        const PG: &str = "UPDATE distlock_locks SET fence = $1 WHERE name = $2";
+        const MY: &str = "UPDATE distlock_locks SET fence = ? WHERE name = ?";
+        let updated = match self {
+            Admin::Postgres(pool) => sqlx::query(PG)
+                .bind(fence)
+                .bind(name)
+                .execute(pool)
+                .await
+                .map(|r| r.rows_affected()),
+            Admin::MySql(pool) => sqlx::query(MY)
+                .bind(fence)
+                .bind(name.as_bytes())
+                .execute(pool)
+                .await
+                .map(|r| r.rows_affected()),
+            Admin::Sqlite(pool) => sqlx::query(MY)
+                .bind(fence)
+                .bind(name)
+                .execute(pool)
+                .await
+                .map(|r| r.rows_affected()),
+        };
+        assert_eq!(updated.expect("set the fence"), 1, "no row for {name}");
+    }
+
+    /// The lease left on `name`'s live hold, in microseconds, by the database clock.
+    pub(crate) async fn lease_left_us(&self, name: &str) -> Option<i64> {
+        const PG: &str = "SELECT CAST(EXTRACT(EPOCH FROM lease_end - now()) * 1000000 AS BIGINT) \
+                          FROM distlock_locks WHERE name = $1 AND owner IS NOT NULL";
+        const MY: &str = "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_end) \
+                          FROM distlock_locks WHERE name = ? AND owner IS NOT NULL";
+        const LITE: &str = "SELECT (lease_end - CAST((julianday('now') - 2440587.5) * 86400000.0 \
+                            AS INTEGER)) * 1000 FROM distlock_locks WHERE name = ?1 AND owner IS NOT NULL";
+        match self {
+            Admin::Postgres(pool) => sqlx::query_scalar(PG).bind(name).fetch_optional(pool).await,
+            Admin::MySql(pool) => {
+                sqlx::query_scalar(MY)
+                    .bind(name.as_bytes())
+                    .fetch_optional(pool)
+                    .await
+            }
+            Admin::Sqlite(pool) => {
+                sqlx::query_scalar(LITE)
+                    .bind(name)
+                    .fetch_optional(pool)
+                    .await
+            }
+        }
+        .ok()
+        .flatten()
+    }
+}
+
+impl SqlTarget {
+    /// The admin pool, opened on first use.
+    pub(crate) async fn admin(&self) -> &Admin {
+        self.admin
+            .get_or_init(|| async {
+                let url = self.url.as_str();
+                match self.dialect {
+                    Dialect::Postgres => {
+                        Admin::Postgres(sqlx::PgPool::connect(url).await.expect("admin pool"))
+                    }
+                    Dialect::MySql => {
+                        Admin::MySql(sqlx::MySqlPool::connect(url).await.expect("admin pool"))
+                    }
+                    _ => Admin::Sqlite(sqlx::SqlitePool::connect(url).await.expect("admin pool")),
+                }
+            })
+            .await
     }
 }
 

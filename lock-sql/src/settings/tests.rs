@@ -1,0 +1,79 @@
+use std::time::Duration;
+
+use lock_core::ErrorKind;
+
+use super::*;
+
+fn resolve(url: &str) -> Result<Settings> {
+    Settings::resolve(url, &ServiceOptions::default(), &SqlOptions::default())
+}
+
+#[test]
+fn own_parameters_are_read_and_the_drivers_passed_on() {
+    let settings = resolve(
+        "mariadb://root@h:3306/db?table=jobs&ssl-mode=disabled&pool_size=3\
+         &connect_timeout=250ms&operation_timeout=750ms",
+    )
+    .expect("valid");
+    assert_eq!(
+        settings.driver_url,
+        "mysql://root@h:3306/db?ssl-mode=disabled"
+    );
+    assert_eq!(settings.table.as_str(), "jobs");
+    assert_eq!(settings.pool_size, 3);
+    assert_eq!(settings.service.connect_timeout, Duration::from_millis(250));
+    assert_eq!(
+        settings.service.operation_timeout,
+        Duration::from_millis(750)
+    );
+}
+
+#[test]
+fn defaults_fit_the_dialect() {
+    for (url, pool, memory) in [
+        ("postgres://h/db", 10, false),
+        ("sqlite://x.db", 4, false),
+        ("sqlite::memory:", 1, true),
+        ("sqlite://x.db?mode=memory", 1, true),
+    ] {
+        let settings = resolve(url).expect(url);
+        assert_eq!(
+            (settings.pool_size, settings.memory),
+            (pool, memory),
+            "{url}"
+        );
+        assert_eq!(settings.table.as_str(), TableName::DEFAULT);
+    }
+}
+
+#[test]
+fn bad_settings_are_invalid_input_about_the_url() {
+    for url in [
+        "postgres://h/db?pool_size=-1",
+        "postgres://h/db?pool_size=0",
+        "postgres://h/db?connect_timeout=0s",
+        "postgres://h/db?connect_timeout=250",
+        "postgres://h/db?table=a%20b",
+        "postgres://h/db?lease_ms=5",
+        "postgres://a,b/db",
+        "sqlite::memory:?pool_size=2",
+        "sqlite://",
+        "oracle://h",
+    ] {
+        let error = resolve(url).expect_err(url);
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{url}: {error}");
+    }
+}
+
+#[test]
+fn passwords_never_show() {
+    let settings =
+        resolve("postgres://app:s3cret@db:5432/x?sslmode=require&password=p").expect("valid");
+    let shown = format!("{settings:?} {}", settings.server);
+    assert!(
+        !shown.contains("s3cret") && !shown.contains("=p"),
+        "{shown}"
+    );
+    let error = resolve("postgres://app:s3cret@db:5432/x?bogus=1").expect_err("bogus");
+    assert!(!error.to_string().contains("s3cret"), "{error}");
+}
