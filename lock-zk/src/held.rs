@@ -3,10 +3,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_core::{CancellationToken, HeldLock, Result, async_trait};
-use zookeeper_client::{self as zk, EventType};
+use lock_core::backend::HeldLock;
+use lock_core::{CancellationToken, Error, ErrorKind, Result, async_trait};
+use zookeeper_client::{self as zk, EventType, SessionState};
 
-use crate::errors::{convert, is_connection_loss, within};
+use crate::errors::{BACKEND, convert, is_connection_loss, within};
 use crate::session::Session;
 
 /// The backend's side of a [`LockGuard`](lock_core::LockGuard): the path of our lock node.
@@ -43,7 +44,7 @@ impl ZkHeld {
 impl HeldLock for ZkHeld {
     async fn release(&self) -> Result<bool> {
         self.released.cancel();
-        let limit = self.session.config().operation_timeout();
+        let limit = self.session.operation_timeout();
         let client = self.session.client();
         let mut retried = false;
         loop {
@@ -62,8 +63,30 @@ impl HeldLock for ZkHeld {
         }
     }
 
-    fn is_suspended(&self) -> bool {
-        self.session.is_suspended()
+    /// Confirms the hold: asks for our node's stat. An answer proves the ensemble heard from
+    /// this session when the request was sent, so it cannot expire the session (and delete the
+    /// node) until a session timeout later: the engine's lease. Only answers to our own
+    /// requests count; watch notifications arriving over a link that no longer carries our
+    /// requests (a one-way partition) prove nothing.
+    async fn renew(&self, _lease: Duration) -> Result<bool> {
+        if self.session.is_ended() {
+            return Ok(false);
+        }
+        if self.session.client().state() == SessionState::Disconnected {
+            // A request would only wait for the reconnection: report the suspension now.
+            return Err(Error::new(
+                ErrorKind::Unavailable,
+                "disconnected from ZooKeeper; the session may still live",
+            )
+            .with_backend(BACKEND)
+            .with_operation("renew"));
+        }
+        let limit = self.session.operation_timeout();
+        match within(limit, "renew", self.session.client().check_stat(&self.path)).await? {
+            Ok(Some(_)) => Ok(true),
+            Ok(None) => Ok(false),
+            Err(error) => Err(convert(error, "renew")),
+        }
     }
 }
 

@@ -5,17 +5,17 @@
 use std::sync::Arc;
 
 use lock_core::{CancellationToken, Error, ErrorKind, Result};
-use zookeeper_client::{Acls, Client, CreateMode, SessionState};
+use zookeeper_client::{Acls, Client, CreateMode};
 
-use crate::ZkConfig;
 use crate::errors::{BACKEND, convert, within};
 use crate::expiry;
+use crate::settings::Settings;
 
 /// A live session: the client, its configuration, and a token that fires when it ends.
 #[derive(Debug)]
 pub(crate) struct Session {
     client: Client,
-    config: Arc<ZkConfig>,
+    config: Arc<Settings>,
     ended: CancellationToken,
     /// Stops the state monitor when the last user of the session is gone.
     dropped: CancellationToken,
@@ -23,12 +23,12 @@ pub(crate) struct Session {
 
 impl Session {
     /// Establishes a session within the connect timeout, creating the chroot if it is missing.
-    pub(crate) async fn open(config: Arc<ZkConfig>) -> Result<Arc<Self>> {
+    pub(crate) async fn open(config: Arc<Settings>) -> Result<Arc<Self>> {
         let mut connector = Client::connector().with_session_timeout(config.session_timeout);
         if let Some((user, password)) = &config.digest {
             connector = connector.with_auth("digest", format!("{user}:{password}").as_bytes());
         }
-        let limit = config.connect_timeout;
+        let limit = config.service.connect_timeout;
         let connected = tokio::time::timeout(limit, connector.connect(&config.hosts)).await;
         let client = connected
             .map_err(|_| {
@@ -36,7 +36,7 @@ impl Session {
                     ErrorKind::Unavailable,
                     format!(
                         "no ZooKeeper session with {} within {limit:?}",
-                        config.hosts
+                        config.server
                     ),
                 )
                 .with_backend(BACKEND)
@@ -49,7 +49,7 @@ impl Session {
                 let acl = config.acl.entries();
                 let options = CreateMode::Persistent.with_acls(Acls::new(&acl));
                 within(
-                    config.operation_timeout(),
+                    config.service.operation_timeout,
                     "connect",
                     client.mkdir(chroot, &options),
                 )
@@ -83,7 +83,7 @@ impl Session {
         let close = {
             let hosts = self.config.hosts.clone();
             let info = self.client.session().clone();
-            let connect_timeout = self.config.connect_timeout;
+            let connect_timeout = self.config.service.connect_timeout;
             let states = states.clone();
             move || {
                 tokio::spawn(expiry::close_on_server(
@@ -108,7 +108,7 @@ impl Session {
         &self.client
     }
 
-    pub(crate) fn config(&self) -> &ZkConfig {
+    pub(crate) fn config(&self) -> &Settings {
         &self.config
     }
 
@@ -122,9 +122,14 @@ impl Session {
         self.ended.is_cancelled() || self.client.state().is_terminated()
     }
 
-    /// Whether the connection is down while the session may still live.
-    pub(crate) fn is_suspended(&self) -> bool {
-        self.client.state() == SessionState::Disconnected
+    /// How long one request may take.
+    pub(crate) fn operation_timeout(&self) -> std::time::Duration {
+        self.config.service.operation_timeout
+    }
+
+    /// The session timeout the server granted.
+    pub(crate) fn session_timeout(&self) -> std::time::Duration {
+        self.client.session_timeout()
     }
 }
 

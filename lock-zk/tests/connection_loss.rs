@@ -8,8 +8,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use lock_core::{DistributedLockExt, ErrorKind};
+use lock_testkit::faults::FaultProxy;
 use lock_testkit::scaled_ms;
-use support::proxy::Proxy;
 use support::{eventually_async, lock_nodes, unique};
 use tokio::time::Instant;
 
@@ -26,7 +26,7 @@ async fn cuts_during_acquire_never_leave_a_second_node() {
     let Some((url, upstream)) = server() else {
         return;
     };
-    let proxy = Proxy::start(upstream).await;
+    let proxy = FaultProxy::start(upstream).await;
     let lock = support::connect(&format!("zk://{}?session_timeout=4000ms", proxy.addr())).await;
     let admin = support::connect(&url).await;
     let name = unique("protected");
@@ -69,7 +69,7 @@ async fn acquire_without_a_connection_is_unavailable_in_time() {
     let Some((_, upstream)) = server() else {
         return;
     };
-    let proxy = Proxy::start(upstream).await;
+    let proxy = FaultProxy::start(upstream).await;
     let timeout = Duration::from_millis(1000);
     let url = format!(
         "zk://{}?session_timeout=4000ms&operation_timeout={}ms",
@@ -133,10 +133,10 @@ async fn dropped_connect_stops_connecting() {
     let Some((_, upstream)) = server() else {
         return;
     };
-    let proxy = Proxy::start(upstream).await;
+    let proxy = FaultProxy::start(upstream).await;
     proxy.cut();
     let url = format!("zk://{}?connect_timeout=30s", proxy.addr());
-    let connecting = lock_zk::connect(&url);
+    let connecting = lock_zk::ZkLock::builder(&url).connect();
     let outcome = tokio::time::timeout(Duration::from_millis(500), connecting).await;
     assert!(outcome.is_err(), "connected through a cut proxy");
     assert!(proxy.accepted() > 0, "the connect never tried");

@@ -1,17 +1,15 @@
 //! What the ZooKeeper test binaries share: the server, a conformance target, node inspection.
 #![allow(dead_code, unreachable_pub)] // each test binary uses a different part
 
-pub mod curator;
-pub mod proxy;
-
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use lock_core::ServiceBuilder;
 use lock_core::{DistributedLock, LockName, Result, async_trait};
 use lock_testkit::ConformanceTarget;
 use lock_testkit::servers::{ZkServer, external_url};
-use lock_zk::{ZkConfig, ZkLock};
+use lock_zk::ZkLock;
 
 /// One standalone server per test binary, with `tick`; `None` (a loud skip) without ZooKeeper.
 pub fn server_url(tick: Duration) -> Option<String> {
@@ -73,8 +71,10 @@ pub fn server_port(url: &str) -> u16 {
 
 /// A service with its own session.
 pub async fn connect(url: &str) -> ZkLock {
-    let config = ZkConfig::from_url(url).expect("valid URL");
-    ZkLock::connect(config).await.expect("connect to ZooKeeper")
+    ZkLock::builder(url)
+        .connect()
+        .await
+        .expect("connect to ZooKeeper")
 }
 
 /// The lock nodes under `name`'s parent, lowest sequence first.
@@ -103,7 +103,7 @@ pub struct ZkTarget {
 #[async_trait]
 impl ConformanceTarget for ZkTarget {
     async fn client(&self) -> Result<Arc<dyn DistributedLock>> {
-        lock_zk::connect(&self.url).await
+        Ok(Arc::new(connect(&self.url).await))
     }
 
     async fn sever(&self, name: &LockName) -> Result<()> {
@@ -123,15 +123,19 @@ impl ConformanceTarget for ZkTarget {
         addr: SocketAddr,
         timeout: Duration,
     ) -> Option<Result<Arc<dyn DistributedLock>>> {
-        let config = ZkConfig::builder(addr.to_string())
+        let connected = ZkLock::builder(&format!("zk://{addr}"))
             .connect_timeout(timeout)
             .operation_timeout(timeout)
-            .build()
-            .expect("valid config");
-        Some(
-            ZkLock::connect(config)
-                .await
-                .map(|lock| Arc::new(lock) as Arc<dyn DistributedLock>),
-        )
+            .connect()
+            .await;
+        Some(connected.map(|lock| Arc::new(lock) as Arc<dyn DistributedLock>))
+    }
+
+    fn url(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
+
+    async fn connect_url(&self, url: &str) -> Result<Arc<dyn DistributedLock>> {
+        Ok(Arc::new(ZkLock::builder(url).connect().await?))
     }
 }

@@ -1,0 +1,128 @@
+//! Our lock node: the protected create, finding it again after an ambiguous create, and deleting
+//! every node an acquisition may have left.
+
+use lock_core::{Error, ErrorKind, Result};
+use zookeeper_client::{self as zk, Acls, CreateMode};
+
+use crate::errors::{BACKEND, convert, is_connection_loss, within};
+use crate::nodes::LOCK_MARKER;
+use crate::session::Session;
+
+/// How often a create may hit a vanished parent or a lost connection before giving up.
+const CREATE_ATTEMPTS: u32 = 10;
+
+/// Creates `<parent>/<prefix>lock-<seq>` (ephemeral sequential), creating missing parents as
+/// container nodes, and returns its path and creation zxid. After a connection loss during the
+/// create, looks for a node with `prefix` before creating again (Curator's protection), and
+/// creates again only once the parent's listing shows none: an unanswered listing is an error,
+/// never "absent", so no second node is ever made for one acquisition.
+pub(crate) async fn create(session: &Session, parent: &str, prefix: &str) -> Result<(String, i64)> {
+    let settings = session.config();
+    let acl = settings.acl.entries();
+    let options = CreateMode::EphemeralSequential.with_acls(Acls::new(&acl));
+    let base = format!("{parent}/{prefix}{LOCK_MARKER}");
+    let client = session.client();
+    let limit = session.operation_timeout();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match within(limit, "acquire", client.create(&base, &[], &options)).await? {
+            Ok((stat, sequence)) => return Ok((format!("{base}{sequence}"), stat.czxid)),
+            Err(zk::Error::NoNode) if attempt < CREATE_ATTEMPTS => {
+                make_parents(session, parent).await?;
+            }
+            Err(error) if is_connection_loss(&error) && attempt < CREATE_ATTEMPTS => {
+                if let Some(found) = find(session, parent, prefix).await? {
+                    return Ok(found);
+                }
+            }
+            Err(error) => return Err(convert(error, "acquire")),
+        }
+    }
+}
+
+/// Creates the lock's parent (and missing ancestors) as container nodes, which ZooKeeper
+/// deletes once their last child is gone.
+async fn make_parents(session: &Session, parent: &str) -> Result<()> {
+    let acl = session.config().acl.entries();
+    let options = CreateMode::Container.with_acls(Acls::new(&acl));
+    let made = session.client().mkdir(parent, &options);
+    within(session.operation_timeout(), "acquire", made)
+        .await?
+        .map_err(|error| convert(error, "acquire"))
+}
+
+/// The nodes under `parent` whose names start with `prefix`: `Ok(vec![])` only when the
+/// listing shows none; a listing that got no answer is an error.
+async fn children_with(session: &Session, parent: &str, prefix: &str) -> Result<Vec<String>> {
+    let listed = within(
+        session.operation_timeout(),
+        "acquire",
+        session.client().list_children(parent),
+    )
+    .await?;
+    match listed {
+        Ok(children) => Ok(children
+            .into_iter()
+            .filter(|child| child.starts_with(prefix))
+            .map(|child| format!("{parent}/{child}"))
+            .collect()),
+        Err(zk::Error::NoNode) => Ok(Vec::new()),
+        Err(error) if is_connection_loss(&error) => Err(unknown(error)),
+        Err(error) => Err(convert(error, "acquire")),
+    }
+}
+
+/// Our node after an ambiguous create, with its creation zxid; `None` when the parent's listing
+/// shows no node of ours.
+async fn find(session: &Session, parent: &str, prefix: &str) -> Result<Option<(String, i64)>> {
+    for path in children_with(session, parent, prefix).await? {
+        let stat = within(
+            session.operation_timeout(),
+            "acquire",
+            session.client().check_stat(&path),
+        )
+        .await?;
+        match stat {
+            Ok(Some(stat)) => return Ok(Some((path, stat.czxid))),
+            Ok(None) => {}
+            Err(error) if is_connection_loss(&error) => return Err(unknown(error)),
+            Err(error) => return Err(convert(error, "acquire")),
+        }
+    }
+    Ok(None)
+}
+
+/// Deletes `path` if it exists: `Ok` once it is known to be gone.
+pub(crate) async fn delete(session: &Session, path: &str) -> Result<()> {
+    let deleted = within(
+        session.operation_timeout(),
+        "cleanup",
+        session.client().delete(path, None),
+    )
+    .await?;
+    match deleted {
+        Ok(()) | Err(zk::Error::NoNode) => Ok(()),
+        Err(error) if is_connection_loss(&error) => Err(unknown(error)),
+        Err(error) => Err(convert(error, "cleanup")),
+    }
+}
+
+/// Deletes every node under `parent` whose name starts with `prefix`: the nodes of one
+/// acquisition whose create was in flight when it was interrupted.
+pub(crate) async fn delete_prefixed(session: &Session, parent: &str, prefix: &str) -> Result<()> {
+    for path in children_with(session, parent, prefix).await? {
+        delete(session, &path).await?;
+    }
+    Ok(())
+}
+
+/// The error for a request whose outcome is unknown (the connection broke): temporary.
+fn unknown(error: zk::Error) -> Error {
+    Error::new(
+        ErrorKind::Unavailable,
+        "the connection to ZooKeeper broke before it answered; the outcome is unknown",
+    )
+    .with_backend(BACKEND)
+    .with_source(error)
+}

@@ -1,0 +1,220 @@
+//! The ZooKeeper recipe's steps: our ephemeral sequential node, created once per session; the
+//! lowest node holds; each waiter watches only the node just before its own.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use lock_core::backend::{Busy, Deadline, Grant, LockSteps, Try};
+use lock_core::{AcquireOptions, LockName, Result, async_trait};
+use tokio::time::Instant;
+use zookeeper_client::{self as zk, OneshotWatcher};
+
+use crate::errors::{BACKEND, convert, is_connection_loss, within};
+use crate::held::ZkHeld;
+use crate::names::node_name;
+use crate::node;
+use crate::nodes::{contenders, protected_prefix};
+use crate::session::Session;
+use crate::sessions::Sessions;
+
+/// The pause before asking again after a connection loss, so a flapping link cannot spin.
+const RETRY_PAUSE: Duration = Duration::from_millis(20);
+
+/// A service's steps, shared by its clones.
+#[derive(Debug)]
+pub(crate) struct ZkSteps {
+    pub(crate) sessions: Sessions,
+    pub(crate) root: String,
+    pub(crate) server: String,
+    /// Watch notifications on a predecessor this service's waiters received.
+    pub(crate) wakeups: AtomicU64,
+}
+
+/// The node an acquisition owns, or may own while its create is in flight.
+#[derive(Debug)]
+struct OurNode {
+    session: Arc<Session>,
+    /// `_c_<uuid>-`: unique to this acquisition, so a node whose create answer was lost can be
+    /// found (and cleaned up) again.
+    prefix: String,
+    path: Option<(String, i64)>,
+}
+
+/// One acquisition: the lock's parent, the caller's deadline (reopening a session respects
+/// it), our node, and the watch on our predecessor.
+#[derive(Debug)]
+pub(crate) struct ZkAttempt {
+    parent: String,
+    deadline: Deadline,
+    node: Option<OurNode>,
+    watch: Option<OneshotWatcher>,
+}
+
+impl ZkSteps {
+    pub(crate) fn parent(&self, name: &LockName) -> String {
+        format!("{}/{}", self.root, node_name(name))
+    }
+
+    /// Our node, created (on a live session) if there is none.
+    async fn ensure_node<'a>(
+        &self,
+        attempt: &'a mut ZkAttempt,
+    ) -> Result<(&'a Arc<Session>, String, i64)> {
+        if attempt
+            .node
+            .as_ref()
+            .is_some_and(|node| node.session.is_ended())
+        {
+            // The session's end took the node with it.
+            attempt.node = None;
+        }
+        if attempt.node.is_none() {
+            let session = self.sessions.session(attempt.deadline).await?;
+            attempt.node = Some(OurNode {
+                session,
+                prefix: protected_prefix(),
+                path: None,
+            });
+        }
+        let node = attempt.node.as_mut().ok_or_else(|| lost_node("no node"))?;
+        if node.path.is_none() {
+            // Armed from here: the create may take effect even if its answer never comes.
+            node.path = Some(node::create(&node.session, &attempt.parent, &node.prefix).await?);
+        }
+        let (path, czxid) = node.path.clone().ok_or_else(|| lost_node("no path"))?;
+        Ok((&node.session, path, czxid))
+    }
+}
+
+fn lost_node(what: &str) -> lock_core::Error {
+    lock_core::Error::new(lock_core::ErrorKind::Backend, format!("internal: {what}"))
+}
+
+#[async_trait]
+impl LockSteps for ZkSteps {
+    type Attempt = ZkAttempt;
+
+    fn backend(&self) -> &'static str {
+        BACKEND
+    }
+
+    fn server(&self) -> &str {
+        &self.server
+    }
+
+    fn begin(&self, name: &LockName, options: &AcquireOptions) -> ZkAttempt {
+        ZkAttempt {
+            parent: self.parent(name),
+            deadline: Deadline::after(options.wait),
+            node: None,
+            watch: None,
+        }
+    }
+
+    async fn try_once(&self, attempt: &mut ZkAttempt) -> Result<Try> {
+        let parent = attempt.parent.clone();
+        let (session, path, czxid) = self.ensure_node(attempt).await?;
+        let session = Arc::clone(session);
+        let client = session.client();
+        let limit = session.operation_timeout();
+        let sent = Instant::now();
+        let children = match within(limit, "acquire", client.list_children(&parent)).await? {
+            Ok(children) => children,
+            Err(zk::Error::NoNode) => return Ok(Try::Busy(vanished(attempt))),
+            Err(error) if is_connection_loss(&error) => {
+                return Ok(Try::Busy(Busy::now().within(RETRY_PAUSE)));
+            }
+            Err(error) => return Err(convert(error, "acquire")),
+        };
+        let contenders = contenders(children);
+        let ours = path.rsplit_once('/').map_or("", |(_, node)| node);
+        let Some(index) = contenders.iter().position(|c| c.node == ours) else {
+            return Ok(Try::Busy(vanished(attempt)));
+        };
+        if index == 0 {
+            let (held, lost) = ZkHeld::start(Arc::clone(&session), path);
+            let token = u64::try_from(czxid).unwrap_or_default();
+            let grant = Grant::new(token, held, sent)
+                .fixed_lease(session.session_timeout())
+                .lost(lost);
+            return Ok(Try::Granted(grant));
+        }
+        let predecessor = format!("{parent}/{}", contenders[index - 1].node);
+        match within(limit, "acquire", client.get_and_watch_data(&predecessor)).await? {
+            Ok((_, _, watcher)) => {
+                attempt.watch = Some(watcher);
+                Ok(Try::Busy(Busy::pushed()))
+            }
+            // Gone between the listing and the watch: look again at once.
+            Err(zk::Error::NoNode) => Ok(Try::Busy(Busy::now())),
+            Err(error) if is_connection_loss(&error) => {
+                Ok(Try::Busy(Busy::now().within(RETRY_PAUSE)))
+            }
+            Err(error) => Err(convert(error, "acquire")),
+        }
+    }
+
+    async fn wait(&self, attempt: &mut ZkAttempt, until: Deadline) {
+        let Some(watcher) = attempt.watch.take() else {
+            return until.sleep().await;
+        };
+        let ended = attempt
+            .node
+            .as_ref()
+            .map(|node| node.session.ended().clone());
+        let ended = async {
+            match ended {
+                Some(ended) => ended.cancelled_owned().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = watcher.changed() => {
+                self.wakeups.fetch_add(1, Ordering::Relaxed);
+            }
+            () = until.sleep() => {}
+            () = ended => {}
+        }
+    }
+
+    /// Deletes our node, so the next waiter does not wait for an acquisition that gave up.
+    async fn abandon(&self, attempt: &mut ZkAttempt) -> Result<()> {
+        self.clean_up(attempt).await
+    }
+
+    /// Deletes our node, or, if its create's answer never came, every node with our prefix;
+    /// succeeds once they are known gone, or once the session has ended (which deletes them).
+    async fn clean_up(&self, attempt: &mut ZkAttempt) -> Result<()> {
+        let Some(node) = &attempt.node else {
+            return Ok(());
+        };
+        if node.session.is_ended() {
+            return Ok(());
+        }
+        let outcome = match &node.path {
+            Some((path, _)) => node::delete(&node.session, path).await,
+            None => node::delete_prefixed(&node.session, &attempt.parent, &node.prefix).await,
+        };
+        match outcome {
+            Err(_) if node.session.is_ended() => Ok(()),
+            outcome => outcome,
+        }
+    }
+
+    fn needs_cleanup(&self, attempt: &ZkAttempt) -> bool {
+        attempt.node.is_some()
+    }
+
+    /// Until the session ends, which deletes whatever is left.
+    fn cleanup_window(&self, _options: &AcquireOptions) -> Option<Duration> {
+        None
+    }
+}
+
+/// Our node (or its parent) is gone, deleted behind our back: forget it and try again at once
+/// with a new one.
+fn vanished(attempt: &mut ZkAttempt) -> Busy {
+    attempt.node = None;
+    Busy::now()
+}
