@@ -1,22 +1,57 @@
-//! `connect(url)`: choose a backend at run time from a URL.
+//! `connect(url)`: choose a backend at run time from a URL. The one table of schemes.
 
 use std::sync::Arc;
 
+use lock_core::url::redact;
 use lock_core::{DistributedLock, Error, Result};
 
-use crate::memory_registry::shared_memory_lock;
+/// One URL scheme `connect` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Scheme {
+    /// The scheme, as written before `:`.
+    pub name: &'static str,
+    /// The Cargo feature that enables it (`None`: always on).
+    pub feature: Option<&'static str>,
+    /// What the scheme connects to.
+    pub description: &'static str,
+}
 
-/// Every URL scheme `connect` knows, with the Cargo feature that enables it (`None`: always on).
-pub const SCHEMES: &[(&str, Option<&str>)] = &[
-    ("memory", None),
-    ("zk", Some("zookeeper")),
-    ("redis", Some("redis")),
-    ("rediss", Some("redis")),
-    ("postgres", Some("postgres")),
-    ("postgresql", Some("postgres")),
-    ("mysql", Some("mysql")),
-    ("mariadb", Some("mysql")),
-    ("sqlite", Some("sqlite")),
+const fn scheme(
+    name: &'static str,
+    feature: Option<&'static str>,
+    description: &'static str,
+) -> Scheme {
+    Scheme {
+        name,
+        feature,
+        description,
+    }
+}
+
+/// Every URL scheme `connect` knows.
+pub const SCHEMES: &[Scheme] = &[
+    scheme(
+        "memory",
+        None,
+        "in-process locks shared by every memory://NAME of one process",
+    ),
+    scheme("zk", Some("zookeeper"), "a ZooKeeper ensemble"),
+    scheme(
+        "redis",
+        Some("redis"),
+        "one Redis master, or Redlock over several hosts",
+    ),
+    scheme("rediss", Some("redis"), "Redis over TLS"),
+    scheme("postgres", Some("postgres"), "PostgreSQL"),
+    scheme("postgresql", Some("postgres"), "PostgreSQL"),
+    scheme("mysql", Some("mysql"), "MySQL or MariaDB"),
+    scheme("mariadb", Some("mysql"), "MariaDB (spoken as MySQL)"),
+    scheme(
+        "sqlite",
+        Some("sqlite"),
+        "an SQLite file shared by local processes",
+    ),
 ];
 
 /// Connects to the lock service a URL names and returns it as `Arc<dyn DistributedLock>`.
@@ -24,13 +59,16 @@ pub const SCHEMES: &[(&str, Option<&str>)] = &[
 /// | URL | backend |
 /// |---|---|
 /// | `memory://NAME` | in-process [`MemoryLock`](lock_core::MemoryLock), shared by every `connect` with the same `NAME` in this process |
-/// | `zk://host:port[,host:port...][/chroot]` | ZooKeeper (`zookeeper` feature), see `lock_zk` |
-/// | `redis://[user:password@]host:port[/db]`, `rediss://...` | Redis (`redis` feature); several comma-separated URLs form a Redlock, see `lock_redis` |
+/// | `zk://[user:password@]host:port[,host:port...][/chroot]` | ZooKeeper (`zookeeper` feature), see `lock_zk` |
+/// | `redis://[user:password@]host:port[/db]`, `rediss://...` | Redis (`redis` feature); several hosts form a Redlock, see `lock_redis` |
 /// | `postgres://user@host:port/db` | PostgreSQL (`postgres` feature), see `lock_sql` |
 /// | `mysql://user@host:port/db`, `mariadb://...` | MySQL or MariaDB (`mysql` feature), see `lock_sql` |
 /// | `sqlite://PATH`, `sqlite::memory:` | SQLite file shared by local processes (`sqlite` feature), see `lock_sql` |
 ///
-/// Schemes of backends whose Cargo feature is off fail with a message naming the feature.
+/// Every scheme takes `connect_timeout`, `operation_timeout`, `lease`, `wait`, `clock_drift`
+/// and `at_risk` parameters (durations as `250ms`, `5s`, `2m`), plus its backend's own; an
+/// unknown parameter is refused with the list of known ones. Schemes of backends whose Cargo
+/// feature is off fail with a message naming the feature.
 ///
 /// # Examples
 ///
@@ -40,7 +78,7 @@ pub const SCHEMES: &[(&str, Option<&str>)] = &[
 /// use distlock::{DistributedLockExt, ErrorKind};
 ///
 /// // In production the URL comes from configuration: zk://..., redis://..., postgres://...
-/// let locks = distlock::connect("memory://example").await?;
+/// let locks = distlock::connect("memory://example?lease=10s").await?;
 /// let guard = locks.acquire("jobs/nightly").await?;
 /// guard.release().await?;
 ///
@@ -57,48 +95,59 @@ pub const SCHEMES: &[(&str, Option<&str>)] = &[
 /// # Errors
 ///
 /// [`ErrorKind::InvalidInput`](lock_core::ErrorKind::InvalidInput) for a malformed URL, an
-/// unknown scheme, or a scheme whose feature is off (before any I/O);
+/// unknown scheme or parameter, or a scheme whose feature is off (before any I/O);
 /// [`ErrorKind::Unavailable`](lock_core::ErrorKind::Unavailable) when the server cannot be
-/// reached within the backend's connect timeout.
+/// reached within the connect timeout.
 pub async fn connect(url: &str) -> Result<Arc<dyn DistributedLock>> {
-    let Some((scheme, rest)) = url.split_once(':') else {
-        return Err(Error::invalid_input(format!(
-            "{url:?} is not a lock service URL: expected SCHEME://..., for example memory://tests or redis://127.0.0.1:6379"
-        )));
-    };
-    let scheme = scheme.to_ascii_lowercase();
+    let scheme = url
+        .split_once(':')
+        .map(|(scheme, _)| scheme.to_ascii_lowercase())
+        .unwrap_or_default();
     match scheme.as_str() {
-        "memory" => {
-            let name = rest
-                .strip_prefix("//")
-                .ok_or_else(|| Error::invalid_input(format!("{url:?}: write memory://NAME")))?;
-            Ok(Arc::new(shared_memory_lock(name)))
-        }
+        "memory" => Ok(Arc::new(lock_core::MemoryLock::from_url(url)?)),
         #[cfg(feature = "zookeeper")]
-        "zk" => lock_zk::connect(url).await,
+        "zk" => Ok(Arc::new(lock_zk::ZkLock::builder(url).connect().await?)),
         #[cfg(feature = "redis")]
-        "redis" | "rediss" => lock_redis::connect(url).await,
+        "redis" | "rediss" => connect_redis(url).await,
         #[cfg(feature = "postgres")]
-        "postgres" | "postgresql" => lock_sql::connect(url).await,
+        "postgres" | "postgresql" => Ok(Arc::new(lock_sql::SqlLock::builder(url).connect().await?)),
         #[cfg(feature = "mysql")]
-        "mysql" | "mariadb" => lock_sql::connect(url).await,
+        "mysql" | "mariadb" => Ok(Arc::new(lock_sql::SqlLock::builder(url).connect().await?)),
         #[cfg(feature = "sqlite")]
-        "sqlite" => lock_sql::connect(url).await,
+        "sqlite" => Ok(Arc::new(lock_sql::SqlLock::builder(url).connect().await?)),
         _ => Err(unavailable_scheme(url, &scheme)),
+    }
+}
+
+/// One host: a [`RedisLock`](lock_redis::RedisLock); several: a [`Redlock`](lock_redis::Redlock).
+#[cfg(feature = "redis")]
+async fn connect_redis(url: &str) -> Result<Arc<dyn DistributedLock>> {
+    let query_start = url.find('?').unwrap_or(url.len());
+    if url[..query_start].contains(',') {
+        Ok(Arc::new(lock_redis::Redlock::builder(url).connect().await?))
+    } else {
+        Ok(Arc::new(
+            lock_redis::RedisLock::builder(url).connect().await?,
+        ))
     }
 }
 
 /// The error for a scheme that is unknown or whose feature is off.
 fn unavailable_scheme(url: &str, scheme: &str) -> Error {
-    match SCHEMES.iter().find(|(known, _)| *known == scheme) {
-        Some((_, Some(feature))) => Error::invalid_input(format!(
-            "{scheme}:// URLs need distlock's `{feature}` feature, which this build does not have: \
-             enable it in Cargo.toml (features = [\"{feature}\"] or [\"full\"])"
+    match SCHEMES.iter().find(|known| known.name == scheme) {
+        Some(Scheme {
+            feature: Some(feature),
+            ..
+        }) => Error::invalid_input(format!(
+            "invalid {scheme} URL {:?}: it needs distlock's `{feature}` feature, which this \
+             build does not have: enable it in Cargo.toml (features = [\"{feature}\"] or [\"full\"])",
+            redact(url)
         )),
         _ => {
-            let known: Vec<&str> = SCHEMES.iter().map(|(scheme, _)| *scheme).collect();
+            let known: Vec<&str> = SCHEMES.iter().map(|known| known.name).collect();
             Error::invalid_input(format!(
-                "{url:?}: unknown scheme {scheme:?}; expected one of {}",
+                "invalid URL {:?}: unknown scheme {scheme:?}; expected one of {}",
+                redact(url),
                 known.join(", ")
             ))
         }
@@ -108,7 +157,7 @@ fn unavailable_scheme(url: &str, scheme: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lock_core::ErrorKind;
+    use lock_core::{DistributedLockExt, ErrorKind};
 
     #[tokio::test]
     async fn unknown_scheme_is_invalid_input_listing_the_known_ones() {
@@ -116,10 +165,10 @@ mod tests {
             .await
             .expect_err("nonsense accepted");
         assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        let message = error.to_string();
         assert!(
-            error.to_string().contains("unknown scheme \"nonsense\"")
-                && error.to_string().contains("redis"),
-            "{error}"
+            message.contains("unknown scheme \"nonsense\"") && message.contains("redis"),
+            "{message}"
         );
         let error = connect("no scheme here").await.expect_err("accepted");
         assert_eq!(error.kind(), ErrorKind::InvalidInput);
@@ -127,10 +176,9 @@ mod tests {
 
     #[tokio::test]
     async fn memory_urls_with_one_name_share_locks() {
-        use lock_core::DistributedLockExt;
         let (a, b) = (
             connect("memory://shared").await,
-            connect("memory://shared").await,
+            connect("memory://shared?lease=5s").await,
         );
         let (a, b) = (a.expect("connect a"), b.expect("connect b"));
         let held = a
@@ -143,5 +191,9 @@ mod tests {
             "memory://shared is not shared"
         );
         held.release().await.expect("release");
+        let error = connect("memory://x?bogus=1")
+            .await
+            .expect_err("bogus accepted");
+        assert!(error.to_string().contains("unknown parameter"), "{error}");
     }
 }

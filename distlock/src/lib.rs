@@ -1,10 +1,21 @@
 #![doc = include_str!("../README.md")]
 
 mod connect;
-mod memory_registry;
 
-pub use connect::{SCHEMES, connect};
-pub use lock_core::*;
+pub use connect::{SCHEMES, Scheme, connect};
+
+// The contract: what every backend implements and every user calls.
+pub use lock_core::{
+    AcquireOptions, AcquireOptionsBuilder, Backoff, CancellationToken, Capabilities,
+    DistributedLock, DistributedLockExt, Error, ErrorKind, IntoLockName, LockGuard, LockHandle,
+    LockName, MemoryLock, Result, ServiceBuilder, async_trait,
+};
+
+/// The URL grammar every scheme shares, and the redactor that hides passwords.
+pub use lock_core::url;
+
+/// For backend authors: the acquisition engine and what a backend plugs into it.
+pub use lock_core::backend;
 
 /// The ZooKeeper backend ([`lock_zk`]), with its client crate as `zookeeper::zookeeper_client`.
 #[cfg(feature = "zookeeper")]
