@@ -4,6 +4,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use clap::Parser;
+use distlock::AcquireOptions;
 
 /// Runs a command while holding a distributed lock, so it runs on one host at a time.
 #[derive(Debug, Parser)]
@@ -23,13 +24,19 @@ use clap::Parser;
 The command sees LOCK_NAME and LOCK_FENCING_TOKEN (a number larger than every earlier holder's):
 pass the token to storage that can reject writes from a stale holder.
 
+The command runs in a process group of its own, watched by a supervisor process. When the hold
+is at risk (renewals failing with a third of the lease left), or lockrun dies or stops
+answering, the whole group gets SIGTERM, then SIGKILL after --grace, which must fit in that
+third: the command and its children are gone before the lease can expire. See docs/lockrun.md
+for what this guarantees and what it cannot (a frozen machine).
+
 EXIT STATUS:
     the command's own status (128+N if it died of signal N), or
      64  invalid arguments, URL, lock name or options
      69  the lock service could not be reached
      70  lockrun failed otherwise
      75  the lock stayed held elsewhere for the whole --wait
-     76  the lock was lost while the command ran; the command was terminated
+     76  the hold was at risk or lost while the command ran; the command was stopped
     126  the command could not be executed
     127  the command was not found"
 )]
@@ -52,10 +59,11 @@ pub(crate) struct Args {
     #[arg(long, value_parser = parse_duration, default_value = "30s")]
     pub(crate) lease: Duration,
 
-    /// How long the command gets to exit after SIGTERM (sent when the lock is lost) before
-    /// SIGKILL.
-    #[arg(long, value_parser = parse_duration, default_value = "10s")]
-    pub(crate) grace: Duration,
+    /// How long the command gets to exit after SIGTERM (sent when the hold is at risk) before
+    /// SIGKILL. At most the at-risk margin (a third of the lease); by default half of it, at
+    /// most 10s.
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) grace: Option<Duration>,
 
     /// Stay quiet while waiting (by default a progress line goes to stderr every 10 s).
     #[arg(long, short)]
@@ -64,6 +72,34 @@ pub(crate) struct Args {
     /// The command to run, and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub(crate) command: Vec<OsString>,
+}
+
+impl Args {
+    /// The acquisition options: lease and wait from the flags, checked.
+    pub(crate) fn options(&self) -> distlock::Result<AcquireOptions> {
+        let options = AcquireOptions::builder().lease(self.lease);
+        let options = match self.wait {
+            Some(wait) => options.wait(wait),
+            None => options.wait_forever(),
+        }
+        .build()?;
+        let margin = self.lease.mul_f64(options.at_risk);
+        if let Some(grace) = self.grace.filter(|grace| *grace > margin) {
+            return Err(distlock::Error::invalid_input(format!(
+                "--grace {grace:?} is longer than the at-risk margin {margin:?} (a third of the \
+                 {:?} lease): the command could still run when another holder starts. Use a \
+                 shorter --grace or a longer --lease",
+                self.lease
+            )));
+        }
+        Ok(options)
+    }
+
+    /// The grace period: as given, or half the at-risk `margin`, at most 10 s.
+    pub(crate) fn grace(&self, margin: Duration) -> Duration {
+        self.grace
+            .unwrap_or_else(|| (margin / 2).min(Duration::from_secs(10)))
+    }
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {

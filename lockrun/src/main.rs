@@ -2,20 +2,31 @@
 //!
 //! `lockrun --url URL --name NAME [--wait 30s] [--lease 30s] -- COMMAND [ARGS...]` acquires the
 //! lock, runs the command with `LOCK_NAME` and `LOCK_FENCING_TOKEN` set, releases when it exits
-//! and exits with its status. If the lock is lost meanwhile, the command gets SIGTERM, then
-//! SIGKILL after `--grace`. SIGTERM, SIGINT and SIGHUP sent to lockrun are passed to the command.
+//! and exits with its status. The command runs in a process group of its own under a supervisor
+//! process, which stops the whole group (SIGTERM, then SIGKILL after `--grace`) when the hold
+//! is at risk, or when lockrun dies or freezes, before the lease can expire. SIGTERM, SIGINT and
+//! SIGHUP sent to lockrun are passed to the command's group.
 
-mod child;
 mod cli;
+mod control;
+mod exec;
 mod exit;
 mod run;
+mod supervised;
+mod supervisor;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let args = match cli::Args::try_parse() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match argv.get(1).and_then(|arg| arg.to_str()) {
+        Some(supervisor::ARG) => return ExitCode::from(supervisor::main(&argv[2..])),
+        Some(exec::ARG) => return ExitCode::from(exec::main(&argv[2..])),
+        _ => {}
+    }
+    let args = match cli::Args::try_parse_from(argv) {
         Ok(args) => args,
         Err(error) => {
             let usage = error.use_stderr();

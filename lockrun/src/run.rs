@@ -1,26 +1,55 @@
-//! Acquire, run, watch, release.
+//! Acquire, run under the supervisor, watch the hold, release.
 
 use std::time::Duration;
 
-use distlock::{AcquireOptions, DistributedLock, DistributedLockExt, ErrorKind, LockGuard};
+use distlock::{AcquireOptions, DistributedLock, DistributedLockExt, LockGuard};
 use rustix::process::Signal;
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal as SignalStream, SignalKind, signal};
 
 use crate::cli::Args;
-use crate::{child, exit};
+use crate::control::{Report, to_monotonic_ns};
+use crate::exit;
+use crate::supervised::Supervised;
 
 /// How often a progress line is printed while waiting.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
+/// How often the supervisor hears the hold's current at-risk point.
+const REPORT_EVERY: Duration = Duration::from_millis(100);
+
+/// The signals lockrun passes on to the command.
+struct Signals {
+    terminate: SignalStream,
+    interrupt: SignalStream,
+    hangup: SignalStream,
+}
+
+impl Signals {
+    fn install() -> std::io::Result<Self> {
+        Ok(Self {
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+            hangup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    async fn next(&mut self) -> Signal {
+        tokio::select! {
+            _ = self.terminate.recv() => Signal::TERM,
+            _ = self.interrupt.recv() => Signal::INT,
+            _ = self.hangup.recv() => Signal::HUP,
+        }
+    }
+}
+
 /// Runs the whole job and returns lockrun's exit status.
 pub(crate) async fn run(args: Args) -> u8 {
-    let options = AcquireOptions::builder().lease(args.lease);
-    let options = match args.wait {
-        Some(wait) => options.wait(wait),
-        None => options.wait_forever(),
-    }
-    .build();
-    let options = match options {
+    // Installed first, so a signal arriving while lockrun starts is passed on, not fatal.
+    let Ok(mut signals) = Signals::install() else {
+        eprintln!("lockrun: cannot install signal handlers");
+        return exit::SOFTWARE;
+    };
+    let options = match args.options() {
         Ok(options) => options,
         Err(error) => return fail(&error),
     };
@@ -28,43 +57,74 @@ pub(crate) async fn run(args: Args) -> u8 {
         Ok(lock) => lock,
         Err(error) => return fail(&error),
     };
-    let guard = match acquire_with_progress(&*lock, &args, &options).await {
-        Ok(guard) => guard,
-        Err(error) => return fail(&error),
+    let guard = tokio::select! {
+        guard = acquire_with_progress(&*lock, &args, &options) => match guard {
+            Ok(guard) => guard,
+            Err(error) => return fail(&error),
+        },
+        signal = signals.next() => return 128 + signal.as_raw() as u8,
     };
-    let mut command = match child::spawn(&args.command, &args.name, guard.fencing_token()) {
-        Ok(command) => command,
-        Err(status) => {
+    // The margin the hold gives before it may end, as this backend counts it (a ZooKeeper
+    // hold's lease is its session, whatever --lease says).
+    let margin = guard
+        .valid_until()
+        .saturating_duration_since(guard.at_risk_at());
+    let grace = args.grace(margin);
+    if grace > margin {
+        let _ = guard.release().await;
+        eprintln!(
+            "lockrun: --grace {grace:?} is longer than the {margin:?} between the hold becoming \
+             at risk and its end; the command could still run when another holder starts. \
+             Use a shorter --grace or a longer lease"
+        );
+        return exit::USAGE;
+    }
+    let mut command =
+        match Supervised::start(&args.command, &args.name, guard.fencing_token(), grace).await {
+            Ok(command) => command,
+            Err(error) => {
+                eprintln!("lockrun: cannot start the command: {error}");
+                let _ = guard.release().await;
+                return exit::SOFTWARE;
+            }
+        };
+    let status = watch(&mut command, &guard, &mut signals, &args.name).await;
+    command.finish().await;
+    match status {
+        Some(status) => finish(guard, status).await,
+        None => {
             let _ = guard.release().await;
-            return status;
+            exit::LOST
         }
-    };
-    let (Ok(mut terminate), Ok(mut interrupt), Ok(mut hangup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        child::terminate(&mut command, args.grace).await;
-        return exit::SOFTWARE;
-    };
+    }
+}
+
+/// Runs until the command ends: `Some(status)` when it exited by itself, `None` when it was
+/// stopped because the hold was at risk or lost.
+async fn watch(
+    command: &mut Supervised,
+    guard: &LockGuard,
+    signals: &mut Signals,
+    name: &str,
+) -> Option<u8> {
+    let mut reporting = tokio::time::interval(REPORT_EVERY);
+    let mut stopping = false;
     loop {
         tokio::select! {
-            status = command.wait() => {
-                let status = match status {
-                    Ok(status) => exit::for_child(status),
-                    Err(error) => { eprintln!("lockrun: waiting for the command: {error}"); exit::SOFTWARE }
-                };
-                return finish(guard, status).await;
+            report = command.next_report() => return match report {
+                Some(Report::Exited(status)) if !stopping => Some(status),
+                _ => None,
+            },
+            () = guard.at_risk().cancelled(), if !stopping => {
+                let why = if guard.is_lost() { "lost" } else { "at risk of ending" };
+                eprintln!("lockrun: the hold on {name:?} is {why}; stopping the command");
+                command.stop().await;
+                stopping = true;
             }
-            () = guard.lost().cancelled() => {
-                eprintln!("lockrun: lost the lock {:?}; stopping the command", args.name);
-                child::terminate(&mut command, args.grace).await;
-                let _ = guard.release().await;
-                return exit::LOST;
+            _ = reporting.tick(), if !stopping => {
+                command.stop_at(to_monotonic_ns(guard.at_risk_at())).await;
             }
-            _ = terminate.recv() => child::signal(&command, Signal::TERM),
-            _ = interrupt.recv() => child::signal(&command, Signal::INT),
-            _ = hangup.recv() => child::signal(&command, Signal::HUP),
+            signal = signals.next() => command.signal(signal),
         }
     }
 }
@@ -93,7 +153,7 @@ async fn acquire_with_progress(
 async fn finish(guard: LockGuard, status: u8) -> u8 {
     match guard.release().await {
         Ok(()) => status,
-        Err(error) if error.kind() == ErrorKind::NotHeld => {
+        Err(error) if error.kind() == distlock::ErrorKind::NotHeld => {
             eprintln!("lockrun: the lock was lost before the command finished: {error}");
             exit::LOST
         }

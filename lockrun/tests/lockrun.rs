@@ -140,7 +140,7 @@ fn a_lost_lock_terminates_the_command() {
     let mut holder = lockrun(
         &url,
         "lockrun/lost",
-        &["--lease", "1s", "--grace", "1s"],
+        &["--lease", "1s", "--grace", "200ms"],
         &["sh", "-c", "echo $$ > \"$PIDFILE\"; exec sleep 60"],
     )
     .env("PIDFILE", &pid_file)
