@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use lock_core::{AcquireOptions, DistributedLock, DistributedLockExt, LockGuard, LockName};
 
 use crate::BenchResult;
-use crate::overlap::OverlapDetector;
 use crate::stats::Sample;
+use lock_testkit::OverlapDetector;
 
 /// One client of one lock: its own connection or session, as a separate process would have.
 #[async_trait]
@@ -68,7 +68,7 @@ pub async fn contend(clients: Vec<Arc<dyn Contender>>, run: Run) -> BenchResult<
                 let asked = Instant::now();
                 let held = client.acquire().await?;
                 let granted = Instant::now();
-                let entry = detector.enter(id);
+                let entry = detector.enter(id, 0);
                 if run.hold.is_zero() {
                     tokio::task::yield_now().await;
                 } else {

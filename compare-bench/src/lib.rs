@@ -7,7 +7,6 @@ pub mod cpu;
 pub mod holder;
 pub mod machine;
 pub mod monitor;
-pub mod overlap;
 pub mod peers;
 pub mod record;
 pub mod report;

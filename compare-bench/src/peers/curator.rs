@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use lock_testkit::curator::CuratorProgram;
+use lock_lab::curator::CuratorProgram;
 
 use crate::BenchResult;
 use crate::contend::Outcome;

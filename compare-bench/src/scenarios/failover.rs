@@ -111,7 +111,7 @@ async fn redis_trials(trials: u64, wait: bool) -> BenchResult<Tally> {
         // written from now on reaches the replica (not even its kernel socket buffer).
         replica.process().pause()?;
         master.command("CLIENT KILL TYPE replica")?;
-        let mut builder = lock_redis::RedisLockBuilder::new(&master.url());
+        let mut builder = lock_redis::RedisLock::builder(&master.url());
         if wait {
             builder = builder.wait_for_replicas(1, Duration::from_millis(300));
         }

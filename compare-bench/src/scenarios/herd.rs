@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use lock_core::LockName;
-use lock_zk::{ZkConfig, ZkLock};
+use lock_zk::ZkLock;
 
 use crate::BenchResult;
 use crate::contend::{Contender, DistlockContender, Outcome, Run, contend};
@@ -62,7 +62,7 @@ async fn measure(ctx: &Ctx, waiters: usize, seconds: f64, foil: bool) -> BenchRe
                 HerdLock::connect(&format!("{host}:{port}"), &parent, Arc::clone(&wakeups)).await?;
             opened.push(Arc::new(lock));
         } else {
-            let lock = Arc::new(ZkLock::connect(ZkConfig::from_url(&url)?).await?);
+            let lock = Arc::new(ZkLock::builder(&url).connect().await?);
             zk_locks.push(Arc::clone(&lock));
             opened.push(Arc::new(DistlockContender::new(
                 lock,
