@@ -29,6 +29,15 @@ impl MariaDbServer {
     /// [`ServerError::Missing`] when MariaDB is not installed; [`ServerError::Failed`] when
     /// set-up fails or the server is not ready within 30 s.
     pub fn start() -> Result<Self, ServerError> {
+        Self::start_with_env(&[])
+    }
+
+    /// Starts one with extra environment variables (a clock-faking `LD_PRELOAD`, say).
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_with_env(env: &[(String, String)]) -> Result<Self, ServerError> {
         let failed = |reason: String| ServerError::Failed {
             server: "mariadb",
             reason,
@@ -87,6 +96,7 @@ impl MariaDbServer {
             args,
             log: dir.path().join("mariadb.log"),
             user: None,
+            env: env.to_vec(),
         };
         let mut server = Self {
             process: ServerProcess::spawn(launch)?,

@@ -41,6 +41,15 @@ impl PostgresServer {
     /// [`ServerError::Missing`] when PostgreSQL is not installed; [`ServerError::Failed`] when
     /// `initdb` fails or the server is not ready within 30 s.
     pub fn start() -> Result<Self, ServerError> {
+        Self::start_with_env(&[])
+    }
+
+    /// Starts one with extra environment variables (a clock-faking `LD_PRELOAD`, say).
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_with_env(env: &[(String, String)]) -> Result<Self, ServerError> {
         let failed = |reason: String| ServerError::Failed {
             server: "postgres",
             reason,
@@ -103,6 +112,7 @@ impl PostgresServer {
             args,
             log,
             user,
+            env: env.to_vec(),
         };
         let mut server = Self {
             process: ServerProcess::spawn(launch)?,

@@ -18,6 +18,8 @@ pub(crate) struct Launch {
     pub(crate) log: PathBuf,
     /// Run as this (uid, gid) when started as root (PostgreSQL refuses to run as root).
     pub(crate) user: Option<(u32, u32)>,
+    /// Extra environment variables (for example `LD_PRELOAD` of a clock-faking library).
+    pub(crate) env: Vec<(String, String)>,
 }
 
 /// A running server process. Killed (with its whole process group) on drop; a watchdog kills it
@@ -60,6 +62,7 @@ impl ServerProcess {
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log_err)
+            .envs(self.launch.env.iter().map(|(key, value)| (key, value)))
             .process_group(0);
         if let Some((uid, gid)) = self.launch.user {
             command.uid(uid).gid(gid);

@@ -28,17 +28,42 @@ impl RedisServer {
         Self::start_with(&[])
     }
 
-    /// Starts a replica of the master on loopback `master_port`.
+    /// Starts a replica of `master` and waits until it is in sync: linked up, and
+    /// acknowledging the master's writes (`WAIT 1` answers 1).
     ///
     /// # Errors
     ///
-    /// As [`start`](RedisServer::start).
-    pub fn start_replica_of(master_port: u16) -> Result<Self, ServerError> {
-        Self::start_with(&[
+    /// As [`start`](RedisServer::start), and [`ServerError::Failed`] when the replica is not in
+    /// sync within 15 s.
+    pub fn start_replica_of(master: &RedisServer) -> Result<Self, ServerError> {
+        let replica = Self::start_with(&[
             "--replicaof".to_owned(),
             "127.0.0.1".to_owned(),
-            master_port.to_string(),
-        ])
+            master.port().to_string(),
+        ])?;
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        let in_sync = || {
+            replica
+                .command("INFO replication")
+                .is_ok_and(|info| info.contains("master_link_status:up"))
+                && master
+                    .command("SET distlock-replication-probe 1")
+                    .and_then(|_| master.command("WAIT 1 200"))
+                    .is_ok_and(|acks| acks.starts_with(":1"))
+        };
+        while !in_sync() {
+            if std::time::Instant::now() > deadline {
+                return Err(ServerError::Failed {
+                    server: "redis",
+                    reason: format!(
+                        "the replica never synchronised; log:\n{}",
+                        replica.process.log_tail()
+                    ),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(replica)
     }
 
     /// Starts a server with extra command-line arguments.
@@ -78,6 +103,7 @@ impl RedisServer {
             args,
             log: dir.path().join("redis.log"),
             user: None,
+            env: Vec::new(),
         };
         let mut server = Self {
             process: ServerProcess::spawn(launch)?,

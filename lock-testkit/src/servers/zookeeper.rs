@@ -84,6 +84,7 @@ struct NodeConfig<'a> {
     tick_ms: u32,
     my_id: Option<usize>,
     peers: &'a [(u16, u16, u16)],
+    env: &'a [(String, String)],
 }
 
 impl ZkServer {
@@ -104,10 +105,23 @@ impl ZkServer {
     ///
     /// As [`start`](ZkServer::start).
     pub fn start_with_tick(tick: Duration) -> Result<Self, ServerError> {
+        Self::start_with_tick_and_env(tick, &[])
+    }
+
+    /// Starts a standalone server with `tick` and extra environment variables for the JVM.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](ZkServer::start).
+    pub fn start_with_tick_and_env(
+        tick: Duration,
+        env: &[(String, String)],
+    ) -> Result<Self, ServerError> {
         let config = NodeConfig {
             tick_ms: tick.as_millis() as u32,
             my_id: None,
             peers: &[],
+            env,
         };
         let reservation = PortReservation::new()?;
         let mut server = Self::launch(vec![reservation], &config)?;
@@ -176,6 +190,7 @@ impl ZkServer {
             args,
             log: dir.path().join("zookeeper.log"),
             user: None,
+            env: config.env.to_vec(),
         };
         Ok(Self {
             process: ServerProcess::spawn(launch)?,
@@ -267,6 +282,7 @@ impl ZkEnsemble {
                 tick_ms: 500,
                 my_id: Some(index + 1),
                 peers: &peers,
+                env: &[],
             };
             nodes.push(ZkServer::launch(reservations, &config)?);
         }
