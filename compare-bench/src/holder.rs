@@ -8,24 +8,18 @@ use std::time::Duration;
 
 use crate::BenchResult;
 
-/// Where `lock-holder` is: `LOCK_HOLDER` if set, else `target/debug/lock-holder` beside this
-/// program's target directory (built by `cargo build -p lock-testkit --bins --all-features`).
+/// Where `lock-holder` is: beside this program (`scripts/compare` builds both), by the lab's
+/// one rule for programs.
 pub fn holder_binary() -> BenchResult<PathBuf> {
-    if let Some(path) = std::env::var_os("LOCK_HOLDER") {
-        return Ok(PathBuf::from(path));
+    let holder = std::env::current_exe()?.with_file_name("lock-holder");
+    if holder.is_file() {
+        return Ok(holder);
     }
-    let exe = std::env::current_exe()?;
-    let candidates = exe
-        .ancestors()
-        .skip(1)
-        .take(3)
-        .flat_map(|dir| [dir.join("lock-holder"), dir.join("debug/lock-holder")]);
-    for candidate in candidates {
-        if candidate.is_file() {
-            return Ok(candidate);
-        }
-    }
-    Err("lock-holder is not built: cargo build -p lock-testkit --bins --all-features".into())
+    Err(format!(
+        "{} is not built: cargo build --release -p lock-lab --bins (scripts/compare does)",
+        holder.display()
+    )
+    .into())
 }
 
 /// A process holding a lock; killed (SIGKILL) on drop.

@@ -12,7 +12,7 @@ const TRIALS: usize = 2;
 /// One runner (its servers stay up) and one cell at a time: faults must not overlap.
 fn runner() -> &'static Mutex<Runner> {
     static RUNNER: OnceLock<Mutex<Runner>> = OnceLock::new();
-    RUNNER.get_or_init(|| Mutex::new(Runner::new(env!("CARGO_BIN_EXE_lock-holder").into())))
+    RUNNER.get_or_init(|| Mutex::new(Runner::new(env!("CARGO_BIN_EXE_lock-holder").into(), None)))
 }
 
 /// Runs every backend of `scenario`; `None` (a loud skip) when a server is missing and servers
@@ -195,6 +195,12 @@ async fn redis_failover_grants_twice_without_wait_and_wait_refuses_the_unreplica
                 );
                 assert_eq!(cell.sum(|o| o.verdict.token_order_violations), 0, "{what}");
                 no_stale_write_accepted(cell);
+                // And the failed-over holder hears, by its local lease end at the latest.
+                assert_eq!(
+                    cell.count(|o| o.lost_after_fault_ms.is_some()),
+                    TRIALS,
+                    "{what}"
+                );
             }
             Backend::RedisWait => {
                 assert_eq!(cell.count(|o| o.first_refused.is_some()), TRIALS, "{what}");
@@ -204,5 +210,56 @@ async fn redis_failover_grants_twice_without_wait_and_wait_refuses_the_unreplica
             }
             other => panic!("failover has no {other:?} cell"),
         }
+    }
+}
+
+/// A holder that still hears the server but cannot be heard learns before the lock passes on;
+/// so does a holder whose connections stall (or it reconnects and keeps its hold).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_way_and_stalled_links_are_noticed_before_the_lock_passes_on() {
+    for scenario in [Scenario::OneWayPartition, Scenario::LinkStalled] {
+        let Some(cells) = run(scenario).await else {
+            return;
+        };
+        for cell in &cells {
+            let what = cell.json();
+            assert_eq!(cell.sum(|o| o.verdict.overlaps), 0, "{what}");
+            assert_eq!(cell.sum(|o| o.verdict.lost_after_next_grant), 0, "{what}");
+            no_stale_write_accepted(cell);
+            second_holder_granted_every_trial(cell);
+        }
+    }
+}
+
+/// A database server whose clock jumps past the lease hands the lock out again at once (the
+/// overlap the lease design predicts) and fencing turns every late write away; ZooKeeper's
+/// session clock is monotonic and does not move.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_server_clock_step_is_fenced() {
+    let Some(cells) = run(Scenario::ServerClockStep).await else {
+        return;
+    };
+    for cell in &cells {
+        let what = cell.json();
+        no_stale_write_accepted(cell);
+        second_holder_granted_every_trial(cell);
+        if cell.backend == Backend::Zookeeper {
+            assert_eq!(cell.sum(|o| o.verdict.overlaps), 0, "{what}");
+        }
+    }
+}
+
+/// A replica that stops acknowledging refuses grants under WAIT and costs the holder nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lagging_replica_refuses_grants_under_wait() {
+    let Some(cells) = run(Scenario::ReplicaLagging).await else {
+        return;
+    };
+    for cell in &cells {
+        let what = cell.json();
+        assert_eq!(cell.count(|o| o.second_refused.is_some()), TRIALS, "{what}");
+        assert_eq!(cell.sum(|o| o.holds_lost), 0, "{what}");
+        assert_eq!(cell.sum(|o| o.lost_signals), 0, "{what}");
+        no_stale_write_accepted(cell);
     }
 }

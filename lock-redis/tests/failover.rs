@@ -2,30 +2,12 @@
 //! a lock and dies, the replica is promoted and grants the lock again. With `wait_for_replicas(1, ..)` the first acquire
 //! fails instead of handing out an unreplicated lock.
 
+mod support;
+
 use std::time::Duration;
 
 use lock_core::{DistributedLockExt, ErrorKind, LockName};
 use lock_redis::{RedisLock, redis};
-use lock_testkit::servers::RedisServer;
-use lock_testkit::{require, scaled_ms};
-
-/// A master and a replica in sync, or `None` when redis-server is missing.
-fn master_and_replica() -> Option<(RedisServer, RedisServer)> {
-    let master = require(RedisServer::start())?;
-    let replica = require(RedisServer::start_replica_of(master.port()))?;
-    let started = std::time::Instant::now();
-    while !replica
-        .command("INFO replication")
-        .is_ok_and(|info| info.contains("master_link_status:up"))
-    {
-        assert!(
-            started.elapsed() < scaled_ms(10_000),
-            "replica never linked up"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Some((master, replica))
-}
 
 fn lock_name() -> LockName {
     LockName::new(format!("failover/{:x}", rand::random::<u64>())).expect("valid name")
@@ -33,7 +15,7 @@ fn lock_name() -> LockName {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn promoted_replica_grants_an_unreplicated_lock_again() {
-    let Some((mut master, mut replica)) = master_and_replica() else {
+    let Some((mut master, mut replica)) = support::master_and_replica() else {
         return;
     };
     let name = lock_name();
@@ -81,7 +63,7 @@ async fn promoted_replica_grants_an_unreplicated_lock_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_for_one_replica_fails_the_acquire_instead() {
-    let Some((master, mut replica)) = master_and_replica() else {
+    let Some((master, mut replica)) = support::master_and_replica() else {
         return;
     };
     let name = lock_name();

@@ -17,29 +17,11 @@ fn name(case: &str) -> LockName {
     LockName::new(format!("hardening/{case}/{:x}", rand::random::<u64>())).expect("valid name")
 }
 
-/// A master and a replica in sync, or `None` when redis-server is missing.
-fn master_and_replica() -> Option<(RedisServer, RedisServer)> {
-    let master = require(RedisServer::start())?;
-    let replica = require(RedisServer::start_replica_of(master.port()))?;
-    let started = std::time::Instant::now();
-    while !replica
-        .command("INFO replication")
-        .is_ok_and(|info| info.contains("master_link_status:up"))
-    {
-        assert!(
-            started.elapsed() < scaled_ms(10_000),
-            "replica never linked up"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Some((master, replica))
-}
-
 /// While a grant waits 2.5 s for a lagging replica, another hold of the same service, on a
 /// 600 ms lease, keeps renewing on time: `WAIT` blocks only its own connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lagging_replica_stalls_no_renewal_of_other_holds() {
-    let Some((master, mut replica)) = master_and_replica() else {
+    let Some((master, mut replica)) = support::master_and_replica() else {
         return;
     };
     let lock = RedisLock::builder(&master.url())

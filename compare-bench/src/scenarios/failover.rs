@@ -83,20 +83,6 @@ fn record(backend: &str, setting: &str, fault: &str, tally: &Tally) -> Record {
         .with("second_holders", tally.second_holders)
 }
 
-async fn wait_link_up(replica: &RedisServer) -> BenchResult<()> {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while Instant::now() < deadline {
-        if replica
-            .command("INFO replication")?
-            .contains("master_link_status:up")
-        {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Err("the replica never synchronised".into())
-}
-
 /// The deterministic loss: replica paused (link cut), grant on the master, master killed,
 /// replica resumed and promoted, a second client asks the promoted replica.
 async fn redis_trials(trials: u64, wait: bool) -> BenchResult<Tally> {
@@ -104,8 +90,7 @@ async fn redis_trials(trials: u64, wait: bool) -> BenchResult<Tally> {
     let started = Instant::now();
     for _ in 0..trials {
         let mut master = RedisServer::start()?;
-        let mut replica = RedisServer::start_replica_of(master.port())?;
-        wait_link_up(&replica).await?;
+        let mut replica = RedisServer::start_replica_of(&master)?;
         let name = fresh_name(ID);
         // Cut the link: the replica is stopped and the master drops its connection, so nothing
         // written from now on reaches the replica (not even its kernel socket buffer).

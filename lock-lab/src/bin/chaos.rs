@@ -32,7 +32,9 @@ async fn main() -> Result<(), Failure> {
     std::fs::create_dir_all(&out)?;
     let load_before = load();
     let started = std::time::Instant::now();
-    let mut runner = Runner::new(lock_lab::holder::beside_current_exe("lock-holder"));
+    let lockrun = std::env::current_exe()?.with_file_name("lockrun");
+    let lockrun = lockrun.is_file().then_some(lockrun);
+    let mut runner = Runner::new(lock_lab::holder::beside_current_exe("lock-holder"), lockrun);
     let mut cells = Vec::new();
     for scenario in Scenario::ALL {
         for &backend in scenario.backends() {

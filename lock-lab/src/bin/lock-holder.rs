@@ -9,6 +9,11 @@
 //! - `lock-holder work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT`: one holder of a
 //!   chaos trial, writing to a fenced resource and printing its hold events (see
 //!   `lock_lab::work`).
+//! - `lock-holder fence-write FENCE_ADDR CLIENT [FOR_MS]`: no lock of its own; writes to the
+//!   fenced resource every 20 ms with the token in `LOCK_FENCING_TOKEN` (a command run by
+//!   `lockrun`), for `FOR_MS` or until killed.
+//! - `lock-holder lease URL NAME LEASE_MS`: acquires without renewing, prints `acquired`, and
+//!   prints `lost` when its lost signal fires (clock-drift tests run it under a faked clock).
 
 use std::time::Duration;
 
@@ -36,7 +41,10 @@ async fn main() -> Result<(), Failure> {
             let status = lock_lab::work::run(&plan).await?;
             std::process::exit(status)
         }
-        _ => Err("usage: lock-holder hold URL NAME [LEASE_MS] | lock-holder contend URL NAME ROUNDS MARKER | lock-holder work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT".into()),
+        ["fence-write", fence, client] => fence_write(fence, client, None).await,
+        ["fence-write", fence, client, millis] => fence_write(fence, client, Some(millis)).await,
+        ["lease", url, name, millis] => lease(url, name, Duration::from_millis(millis.parse()?)).await,
+        _ => Err("usage: lock-holder hold URL NAME [LEASE_MS] | contend URL NAME ROUNDS MARKER | work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT | fence-write FENCE_ADDR CLIENT [FOR_MS] | lease URL NAME LEASE_MS".into()),
     }
 }
 
@@ -84,4 +92,37 @@ async fn critical_section(
     }
     guard.release().await?;
     Ok(usize::from(!entered))
+}
+
+async fn fence_write(fence: &str, client: &str, millis: Option<&str>) -> Result<(), Failure> {
+    let token: u64 = std::env::var("LOCK_FENCING_TOKEN")?.parse()?;
+    let (client, mut fence) = (
+        client.parse()?,
+        lock_lab::fence::FenceClient::connect(fence.parse()?).await?,
+    );
+    let until = match millis {
+        Some(millis) => Some(tokio::time::Instant::now() + Duration::from_millis(millis.parse()?)),
+        None => None,
+    };
+    while until.is_none_or(|until| tokio::time::Instant::now() < until) {
+        fence.write(client, token).await?;
+        tokio::time::sleep(lock_lab::work::WRITE_EVERY).await;
+    }
+    Ok(())
+}
+
+async fn lease(url: &str, name: &str, lease: Duration) -> Result<(), Failure> {
+    let lock = distlock::connect(url).await?;
+    // The service's defaults (the URL's clock_drift among them), with this lease, unrenewed.
+    let options = lock
+        .default_options()
+        .to_builder()
+        .lease(lease)
+        .auto_renew(false)
+        .build()?;
+    let guard = lock.acquire_timeout_with(name, &options).await?;
+    println!("acquired {}", guard.fencing_token());
+    guard.lost().cancelled().await;
+    println!("lost");
+    Ok(())
 }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Backend;
+use super::clock::FakeClock;
 use lock_testkit::servers::{MariaDbServer, PostgresServer, RedisServer, ZkEnsemble, ZkServer};
 
 /// ZooKeeper's tick for the standalone server: sessions may be 0.4 s to 4 s.
@@ -13,6 +14,12 @@ const ZK_TICK: Duration = Duration::from_millis(200);
 #[derive(Debug, Default)]
 pub(crate) struct Lab {
     pub(crate) holder: PathBuf,
+    /// The `lockrun` program, when built beside the chaos program.
+    pub(crate) lockrun: Option<PathBuf>,
+    /// Servers whose wall clock trials step, each with its clock.
+    faked_postgres: Option<(FakeClock, PostgresServer)>,
+    faked_mysql: Option<(FakeClock, MariaDbServer)>,
+    faked_zookeeper: Option<(FakeClock, ZkServer)>,
     sqlite: Option<tempfile::TempDir>,
     postgres: Option<PostgresServer>,
     mysql: Option<MariaDbServer>,
@@ -33,11 +40,46 @@ fn started<T>(server: Result<T, lock_testkit::ServerError>) -> Started<T> {
 }
 
 impl Lab {
-    /// A lab whose trials start the holder program at `holder`.
-    pub(crate) fn new(holder: PathBuf) -> Self {
+    /// A lab whose trials start the holder program at `holder` (and `lockrun`, if given).
+    pub(crate) fn new(holder: PathBuf, lockrun: Option<PathBuf>) -> Self {
         Self {
             holder,
+            lockrun,
             ..Self::default()
+        }
+    }
+
+    /// The URL of `backend`'s server whose wall clock can be stepped, and its clock.
+    pub(crate) fn faked(&mut self, backend: Backend) -> Started<(String, &mut FakeClock)> {
+        match backend {
+            Backend::Postgres => {
+                if self.faked_postgres.is_none() {
+                    let clock = FakeClock::new()?;
+                    let server = started(PostgresServer::start_with_env(&clock.env()))?;
+                    self.faked_postgres = Some((clock, server));
+                }
+                let (clock, server) = self.faked_postgres.as_mut().ok_or_else(String::new)?;
+                Ok((server.url(), clock))
+            }
+            Backend::Mysql => {
+                if self.faked_mysql.is_none() {
+                    let clock = FakeClock::new()?;
+                    let server = started(MariaDbServer::start_with_env(&clock.env()))?;
+                    self.faked_mysql = Some((clock, server));
+                }
+                let (clock, server) = self.faked_mysql.as_mut().ok_or_else(String::new)?;
+                Ok((server.url(), clock))
+            }
+            Backend::Zookeeper => {
+                if self.faked_zookeeper.is_none() {
+                    let clock = FakeClock::new()?;
+                    let server = started(ZkServer::start_with_tick_and_env(ZK_TICK, &clock.env()))?;
+                    self.faked_zookeeper = Some((clock, server));
+                }
+                let (clock, server) = self.faked_zookeeper.as_mut().ok_or_else(String::new)?;
+                Ok((zk_url(&server.connect_string(), LEASE), clock))
+            }
+            other => Err(format!("no server with a faked clock for {}", other.id())),
         }
     }
 
@@ -121,30 +163,10 @@ pub(crate) fn zk_url(hosts: &str, session: Duration) -> String {
     format!("zk://{hosts}?session_timeout={}ms", session.as_millis())
 }
 
-/// A fresh Redis master and a replica linked up to it.
+/// A fresh Redis master and a replica in sync with it.
 pub(crate) fn master_and_replica() -> Started<(RedisServer, RedisServer)> {
     let master = started(RedisServer::start())?;
-    let replica = started(RedisServer::start_replica_of(master.port()))?;
-    let begun = std::time::Instant::now();
-    while !replica
-        .command("INFO replication")
-        .is_ok_and(|info| info.contains("master_link_status:up"))
-    {
-        if begun.elapsed() > Duration::from_secs(10) {
-            return Err("the replica never linked up".into());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // Linked up is not yet acknowledging: wait until a write is acknowledged by the replica.
-    while !master
-        .command("SET distlock-probe 1")
-        .and_then(|_| master.command("WAIT 1 200"))
-        .is_ok_and(|acks| acks.starts_with(":1"))
-    {
-        if begun.elapsed() > Duration::from_secs(10) {
-            return Err("the replica never acknowledged a write".into());
-        }
-    }
+    let replica = started(RedisServer::start_replica_of(&master))?;
     Ok((master, replica))
 }
 

@@ -8,7 +8,9 @@
 //! fenced resource stamps and judges every write itself. Leases (and ZooKeeper sessions) are
 //! 800 ms, except the ensemble's 3 s sessions.
 
+mod clock;
 mod lab;
+mod lockrun;
 mod report;
 mod scenarios;
 mod trial;
@@ -75,6 +77,22 @@ pub enum Scenario {
     LeaderKilled,
     /// One of three Redlock masters is paused while A holds; A releases; resumed after B.
     RedlockMinorityPaused,
+    /// A's link drops everything A sends but still carries what the server sends (watch
+    /// notifications, pub/sub), until B has held the lock.
+    OneWayPartition,
+    /// A's open connections stall (bytes held, sockets open, as a pulled cable or a frozen
+    /// host would leave them); connections A opens afterwards work.
+    LinkStalled,
+    /// The server's wall clock steps forward by five leases while A holds.
+    ServerClockStep,
+    /// The replica stops acknowledging; A (holding) releases; B's grant must be acknowledged.
+    ReplicaLagging,
+    /// A is `lockrun`, running a command that writes from a background grandchild; lockrun is
+    /// killed with SIGKILL.
+    LockrunKilled,
+    /// A is `lockrun` as above; lockrun is frozen (SIGSTOP) past its lease, so its hold is lost
+    /// under it, and resumed after B.
+    LockrunFrozen,
 }
 
 impl Scenario {
@@ -89,7 +107,18 @@ impl Scenario {
             Self::RedisFailover => "redis failover, link cut",
             Self::LeaderKilled => "zookeeper leader killed",
             Self::RedlockMinorityPaused => "redlock minority paused",
+            Self::OneWayPartition => "one-way partition (A heard, not heard)",
+            Self::LinkStalled => "client link stalled",
+            Self::ServerClockStep => "server clock steps 4 s forward",
+            Self::ReplicaLagging => "replica lagging under WAIT",
+            Self::LockrunKilled => "lockrun killed (SIGKILL)",
+            Self::LockrunFrozen => "lockrun frozen, grandchild writing",
         }
+    }
+
+    /// Whether holder A is a `lockrun` process rather than `lock-holder work`.
+    pub fn is_lockrun(self) -> bool {
+        matches!(self, Self::LockrunKilled | Self::LockrunFrozen)
     }
 
     /// The backends this scenario applies to. The in-process memory lock applies to none: a
@@ -105,11 +134,17 @@ impl Scenario {
             Self::RedisFailover => &[Redis, RedisWait],
             Self::LeaderKilled => &[Zookeeper],
             Self::RedlockMinorityPaused => &[Redlock],
+            Self::OneWayPartition => &[Redis, Zookeeper],
+            Self::LinkStalled => &[Postgres, Mysql, Redis, RedisWait, Redlock, Zookeeper],
+            // Redis is left out: Debian's redis-server hangs at start under libfaketime.
+            Self::ServerClockStep => &[Postgres, Mysql, Zookeeper],
+            Self::ReplicaLagging => &[RedisWait],
+            Self::LockrunKilled | Self::LockrunFrozen => &[Sqlite, Postgres, Redis, Zookeeper],
         }
     }
 
     /// Every scenario, in table order.
-    pub const ALL: [Scenario; 8] = [
+    pub const ALL: [Scenario; 14] = [
         Self::PausedHolder,
         Self::KilledHolder,
         Self::LinkBlackholed,
@@ -118,6 +153,12 @@ impl Scenario {
         Self::RedisFailover,
         Self::LeaderKilled,
         Self::RedlockMinorityPaused,
+        Self::OneWayPartition,
+        Self::LinkStalled,
+        Self::ServerClockStep,
+        Self::ReplicaLagging,
+        Self::LockrunKilled,
+        Self::LockrunFrozen,
     ];
 }
 
@@ -128,11 +169,11 @@ pub struct Runner {
 }
 
 impl Runner {
-    /// A runner whose trials start the `lock-holder` program at `holder`, with no servers
-    /// started yet (each starts on first need).
-    pub fn new(holder: std::path::PathBuf) -> Self {
+    /// A runner whose trials start the `lock-holder` program at `holder` (and, for the
+    /// lockrun scenarios, `lockrun`), with no servers started yet (each starts on first need).
+    pub fn new(holder: std::path::PathBuf, lockrun: Option<std::path::PathBuf>) -> Self {
         Self {
-            lab: Lab::new(holder),
+            lab: Lab::new(holder, lockrun),
         }
     }
 
@@ -155,7 +196,12 @@ impl Runner {
         let mut outcomes = Vec::with_capacity(trials);
         let mut errors = Vec::new();
         for _ in 0..trials {
-            match trial::run(&mut self.lab, scenario, backend).await {
+            let trial = if scenario.is_lockrun() {
+                lockrun::run(&mut self.lab, scenario, backend).await
+            } else {
+                trial::run(&mut self.lab, scenario, backend).await
+            };
+            match trial {
                 Ok(outcome) => outcomes.push(outcome),
                 Err(error) => errors.push(error),
             }

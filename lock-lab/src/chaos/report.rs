@@ -64,7 +64,7 @@ impl CellSummary {
              \"stale_writes_attempted\":{},\"stale_writes_accepted\":{},\
              \"current_holder_writes_rejected\":{},\"lost_signals\":{},\"holds_lost\":{},\
              \"holds_lost_by_killed_holder\":{},\"holds_superseded\":{},\"lost_before_next_grant\":{},\"lost_after_next_grant\":{},\
-             \"first_refused\":{},\"second_granted\":{},\"second_refused\":[{}],\"recovery_ms\":{},\"lost_after_resume_ms\":{}}}",
+             \"first_refused\":{},\"second_granted\":{},\"second_refused\":[{}],\"recovery_ms\":{},\"lost_after_resume_ms\":{},\"lost_after_fault_ms\":{},\"writes_after_next_grant\":{}}}",
             json_string(self.scenario.id()),
             json_string(self.backend.id()),
             self.outcomes.len(),
@@ -91,6 +91,17 @@ impl CellSummary {
                 .join(","),
             stat(self.p50_max(|o| o.recovery_ms)),
             stat(self.p50_max(|o| o.lost_after_resume_ms)),
+            stat(self.p50_max(|o| o.lost_after_fault_ms)),
+            match self
+                .outcomes
+                .iter()
+                .any(|o| o.writes_after_next_grant.is_some())
+            {
+                true => self
+                    .sum(|o| o.writes_after_next_grant.unwrap_or(0))
+                    .to_string(),
+                false => "null".to_owned(),
+            },
         )
     }
 
@@ -104,6 +115,25 @@ impl CellSummary {
             notes.push(format!(
                 "lost signal {:.1} / {:.1} ms after resume (p50 / max)",
                 resume.0, resume.1
+            ));
+        }
+        if let Some(lost) = self.p50_max(|o| o.lost_after_fault_ms) {
+            let fired = self.count(|o| o.lost_after_fault_ms.is_some());
+            notes.push(format!(
+                "A's lost signal {:.0} / {:.0} ms after the fault (p50 / max, {fired} of {})",
+                lost.0,
+                lost.1,
+                self.outcomes.len()
+            ));
+        }
+        if self
+            .outcomes
+            .iter()
+            .any(|o| o.writes_after_next_grant.is_some())
+        {
+            notes.push(format!(
+                "A's command wrote {} times after B's command started",
+                self.sum(|o| o.writes_after_next_grant.unwrap_or(0))
             ));
         }
         let refused = self.count(|o| o.first_refused.is_some());

@@ -55,7 +55,11 @@ impl Setup {
                 let url = zk_url(&lab.ensemble()?.connect_string(), ENSEMBLE_SESSION);
                 (setup.url_a, setup.url_b) = (url.clone(), url);
             }
-            Scenario::LinkBlackholed => {
+            Scenario::ServerClockStep => {
+                let (url, _) = lab.faked(backend)?;
+                (setup.url_a, setup.url_b) = (url.clone(), url);
+            }
+            Scenario::LinkBlackholed | Scenario::OneWayPartition | Scenario::LinkStalled => {
                 let direct = lab.url(backend)?;
                 let mut via = direct.clone();
                 for port in server_ports(lab, backend)? {
@@ -116,12 +120,45 @@ pub(crate) async fn strike(
             a.kill();
             spawn_b(&setup.url_b)?
         }
-        Scenario::LinkBlackholed => {
-            setup.proxies.iter().for_each(|p| p.set(Fault::Blackhole));
+        Scenario::LinkBlackholed | Scenario::OneWayPartition => {
+            let fault = if scenario == Scenario::LinkBlackholed {
+                Fault::Blackhole
+            } else {
+                Fault::DropRequests
+            };
+            setup.proxies.iter().for_each(|p| p.set(fault));
             let b = spawn_b(&setup.url_b)?;
             b.wait_ended(B_WAIT + LEASE).await;
             setup.proxies.iter().for_each(|p| p.set(Fault::Pass));
             b
+        }
+        Scenario::LinkStalled => {
+            setup
+                .proxies
+                .iter()
+                .for_each(FaultProxy::stall_open_connections);
+            // A may reconnect and keep its hold; if it still holds after two leases it
+            // releases, so B's wait ends either way.
+            after_server_fault(a, spawn_b(&setup.url_b)?).await
+        }
+        Scenario::ServerClockStep => {
+            let (_, clock) = lab.faked(backend)?;
+            clock.step(Duration::from_secs(4))?;
+            after_server_fault(a, spawn_b(&setup.url_b)?).await
+        }
+        Scenario::ReplicaLagging => {
+            lab.redis_pair()?
+                .1
+                .process()
+                .pause()
+                .map_err(|e| e.to_string())?;
+            let b = spawn_b(&setup.url_b)?;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            a.release();
+            b
+        }
+        Scenario::LockrunKilled | Scenario::LockrunFrozen => {
+            return Err("lockrun scenarios run through chaos::lockrun".into());
         }
         Scenario::ServerPaused => {
             servers(lab, backend)?
@@ -193,6 +230,12 @@ pub(crate) fn heal(
 ) -> Result<(), String> {
     match scenario {
         Scenario::RedlockMinorityPaused => lab.redlock()?[0]
+            .process()
+            .resume()
+            .map_err(|e| e.to_string()),
+        Scenario::ReplicaLagging => lab
+            .redis_pair()?
+            .1
             .process()
             .resume()
             .map_err(|e| e.to_string()),

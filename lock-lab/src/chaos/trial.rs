@@ -33,6 +33,10 @@ pub struct TrialOutcome {
     pub recovery_ms: Option<f64>,
     /// Paused holder only: from SIGCONT to the holder's lost signal, in milliseconds.
     pub lost_after_resume_ms: Option<f64>,
+    /// From the fault to A's lost signal, in milliseconds (`None`: it did not fire).
+    pub lost_after_fault_ms: Option<f64>,
+    /// lockrun scenarios: writes by A's command (or its children) after B's command first wrote.
+    pub writes_after_next_grant: Option<usize>,
     /// A's acquisition was refused (e.g. `WAIT` found no replica acknowledgement).
     pub first_refused: Option<String>,
     /// B was granted the lock.
@@ -85,6 +89,12 @@ pub(crate) async fn run(
     let heal = scenarios::heal(lab, scenario, backend, &mut setup);
     let strike = strike?;
     heal?;
+    if scenario == Scenario::RedisFailover {
+        // The failed-over holder must hear too: by its renewal failing or finding the key
+        // gone, or by its local lease end.
+        a.wait_for(LEASE * 3, |report| report.lost_ns.is_some())
+            .await;
+    }
     a.release();
     let report_a = a.finish(Duration::from_secs(3)).await;
     let report_b = match strike.b {
@@ -151,6 +161,10 @@ fn outcome(
             .resumed_ns
             .zip(a.lost_ns)
             .map(|(resumed, lost)| ms(lost.saturating_sub(resumed))),
+        lost_after_fault_ms: a
+            .lost_ns
+            .map(|lost| ms(lost.saturating_sub(timing.fault_ns))),
+        writes_after_next_grant: None,
         first_refused: a.refused.clone(),
         second_granted: b_granted_ns.is_some(),
         second_refused: b.and_then(|b| b.refused.clone()),

@@ -4,6 +4,7 @@
 
 use std::sync::OnceLock;
 
+use lock_testkit::require;
 use lock_testkit::servers::{RedisServer, external_url};
 
 static SERVER: OnceLock<Option<String>> = OnceLock::new();
@@ -37,4 +38,11 @@ pub async fn raw(url: &str) -> lock_redis::redis::aio::MultiplexedConnection {
 pub fn raw_keys(lock: &lock_redis::RedisLock, name: &lock_core::LockName) -> (String, String) {
     let (key, _, _) = lock.keys_for(name);
     (format!("{key}:queue"), format!("{key}:queue:expiry"))
+}
+
+/// A master and a replica in sync, or `None` (a loud skip) when redis-server is missing.
+pub fn master_and_replica() -> Option<(RedisServer, RedisServer)> {
+    let master = require(RedisServer::start())?;
+    let replica = require(RedisServer::start_replica_of(&master))?;
+    Some((master, replica))
 }

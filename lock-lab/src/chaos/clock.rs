@@ -1,0 +1,59 @@
+//! A server whose wall clock a trial can step: libfaketime preloaded with a timestamp file
+//! read on every call. The monotonic clock is left alone (timers and timeouts behave), only
+//! the wall clock a server uses for lease ends and `now()` moves.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where Debian's `faketime` package puts the library.
+const LIBRARY: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+/// The offset file of one faked clock; removed on drop.
+#[derive(Debug)]
+pub(crate) struct FakeClock {
+    file: PathBuf,
+    _dir: tempfile::TempDir,
+    offset: Duration,
+}
+
+impl FakeClock {
+    /// A clock at offset zero; `Err` when libfaketime is not installed.
+    pub(crate) fn new() -> Result<Self, String> {
+        if !std::path::Path::new(LIBRARY).is_file() {
+            return Err(format!("{LIBRARY} is missing: run scripts/install-servers"));
+        }
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let file = dir.path().join("offset");
+        std::fs::write(&file, "+0\n").map_err(|e| e.to_string())?;
+        // Servers may drop privileges: let any user read it.
+        use std::os::unix::fs::PermissionsExt;
+        let readable = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(dir.path(), readable).map_err(|e| e.to_string())?;
+        Ok(Self {
+            file,
+            _dir: dir,
+            offset: Duration::ZERO,
+        })
+    }
+
+    /// The environment that makes a server process read its wall clock from this file.
+    pub(crate) fn env(&self) -> Vec<(String, String)> {
+        [
+            ("LD_PRELOAD", LIBRARY.to_owned()),
+            ("FAKETIME_TIMESTAMP_FILE", self.file.display().to_string()),
+            ("FAKETIME_NO_CACHE", "1".to_owned()),
+            ("FAKETIME_DONT_FAKE_MONOTONIC", "1".to_owned()),
+        ]
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect()
+    }
+
+    /// Steps the wall clock forward by `step`, in whole seconds (offsets only grow: a clock
+    /// going back would stretch every lease).
+    pub(crate) fn step(&mut self, step: Duration) -> Result<(), String> {
+        self.offset += step;
+        let offset = format!("+{}\n", self.offset.as_secs());
+        std::fs::write(&self.file, offset).map_err(|e| e.to_string())
+    }
+}
