@@ -74,6 +74,15 @@ impl AcquireOptions {
         }
     }
 
+    /// A builder starting from these options: to change a few of a service's
+    /// [defaults](crate::DistributedLock::default_options) (its URL's `lease`, `clock_drift`,
+    /// ...) rather than starting from the library's.
+    pub fn to_builder(&self) -> AcquireOptionsBuilder {
+        AcquireOptionsBuilder {
+            options: self.clone(),
+        }
+    }
+
     /// These options with `wait` replaced.
     #[must_use]
     pub fn with_wait(mut self, wait: Option<Duration>) -> Self {

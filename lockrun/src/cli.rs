@@ -50,14 +50,15 @@ pub(crate) struct Args {
     pub(crate) name: String,
 
     /// How long to wait while the lock is held elsewhere (for example 30s, 5m; 0s: try once).
-    /// Waits without limit when not given.
+    /// Default: the URL's `wait` parameter, else without limit.
     #[arg(long, value_parser = parse_duration)]
     pub(crate) wait: Option<Duration>,
 
     /// The lease: how soon the lock frees itself if lockrun dies without releasing it.
-    /// Renewed in the background while the command runs.
-    #[arg(long, value_parser = parse_duration, default_value = "30s")]
-    pub(crate) lease: Duration,
+    /// Renewed in the background while the command runs. Default: the URL's `lease`
+    /// parameter, else 30s.
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) lease: Option<Duration>,
 
     /// How long the command gets to exit after SIGTERM (sent when the hold is at risk) before
     /// SIGKILL. At most the at-risk margin (a third of the lease); by default half of it, at
@@ -75,21 +76,24 @@ pub(crate) struct Args {
 }
 
 impl Args {
-    /// The acquisition options: lease and wait from the flags, checked.
-    pub(crate) fn options(&self) -> distlock::Result<AcquireOptions> {
-        let options = AcquireOptions::builder().lease(self.lease);
-        let options = match self.wait {
-            Some(wait) => options.wait(wait),
-            None => options.wait_forever(),
+    /// The acquisition options: the service's defaults (its URL's parameters), with the
+    /// flags' lease and wait, checked.
+    pub(crate) fn options(&self, defaults: AcquireOptions) -> distlock::Result<AcquireOptions> {
+        let mut options = defaults.to_builder();
+        if let Some(lease) = self.lease {
+            options = options.lease(lease);
         }
-        .build()?;
-        let margin = self.lease.mul_f64(options.at_risk);
+        if let Some(wait) = self.wait {
+            options = options.wait(wait);
+        }
+        let options = options.build()?;
+        let margin = options.lease.mul_f64(options.at_risk);
         if let Some(grace) = self.grace.filter(|grace| *grace > margin) {
             return Err(distlock::Error::invalid_input(format!(
-                "--grace {grace:?} is longer than the at-risk margin {margin:?} (a third of the \
+                "--grace {grace:?} is longer than the at-risk margin {margin:?} ({} of the \
                  {:?} lease): the command could still run when another holder starts. Use a \
                  shorter --grace or a longer --lease",
-                self.lease
+                options.at_risk, options.lease
             )));
         }
         Ok(options)

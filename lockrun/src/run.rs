@@ -49,12 +49,12 @@ pub(crate) async fn run(args: Args) -> u8 {
         eprintln!("lockrun: cannot install signal handlers");
         return exit::SOFTWARE;
     };
-    let options = match args.options() {
-        Ok(options) => options,
-        Err(error) => return fail(&error),
-    };
     let lock = match distlock::connect(&args.url).await {
         Ok(lock) => lock,
+        Err(error) => return fail(&error),
+    };
+    let options = match args.options(lock.default_options()) {
+        Ok(options) => options,
         Err(error) => return fail(&error),
     };
     let guard = tokio::select! {

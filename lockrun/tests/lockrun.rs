@@ -1,25 +1,14 @@
 //! `lockrun` as users run it: separate processes sharing one SQLite file.
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use distlock::DistributedLockExt;
 use lock_testkit::scaled;
 
-fn lockrun(url: &str, name: &str, extra: &[&str], command: &[&str]) -> Command {
-    let mut lockrun = Command::new(env!("CARGO_BIN_EXE_lockrun"));
-    lockrun
-        .args(["--url", url, "--name", name])
-        .args(extra)
-        .arg("--")
-        .args(command);
-    lockrun
-}
+mod support;
 
-fn sqlite_url(dir: &Path) -> String {
-    format!("sqlite://{}", dir.join("locks.db").display())
-}
+use support::{lockrun, sqlite_url};
 
 /// A shell command that notes an overlap if another instance is inside, then appends its token.
 const CRITICAL: &str = r#"set -C; if ! : > "$MARKER"; then echo overlap >> "$LOG"; fi; sleep 0.05; rm -f "$MARKER"; echo "token $LOCK_FENCING_TOKEN" >> "$LOG""#;
@@ -130,90 +119,4 @@ async fn a_held_lock_with_a_short_wait_exits_with_the_timeout_code() {
         started.elapsed()
     );
     held.release().await.expect("release");
-}
-
-#[test]
-fn a_lost_lock_terminates_the_command() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = sqlite_url(dir.path());
-    let pid_file = dir.path().join("child.pid");
-    let mut holder = lockrun(
-        &url,
-        "lockrun/lost",
-        &["--lease", "1s", "--grace", "200ms"],
-        &["sh", "-c", "echo $$ > \"$PIDFILE\"; exec sleep 60"],
-    )
-    .env("PIDFILE", &pid_file)
-    .spawn()
-    .expect("start lockrun");
-    let deadline = Instant::now() + scaled(Duration::from_secs(10));
-    while !pid_file.exists()
-        || std::fs::read_to_string(&pid_file)
-            .unwrap_or_default()
-            .trim()
-            .is_empty()
-    {
-        assert!(Instant::now() < deadline, "the command never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let child_pid = std::fs::read_to_string(&pid_file)
-        .expect("pid")
-        .trim()
-        .to_owned();
-    // Freeze lockrun (not its command) past its lease, so its renewals stop, as a stalled host's would.
-    let pid = holder.id().to_string();
-    Command::new("kill")
-        .args(["-STOP", &pid])
-        .status()
-        .expect("SIGSTOP");
-    std::thread::sleep(Duration::from_millis(2500));
-    let taken = Command::new(env!("CARGO_BIN_EXE_lockrun"))
-        .args([
-            "--url",
-            &url,
-            "--name",
-            "lockrun/lost",
-            "--wait",
-            "5s",
-            "--",
-            "true",
-        ])
-        .output();
-    Command::new("kill")
-        .args(["-CONT", &pid])
-        .status()
-        .expect("SIGCONT");
-    assert_eq!(
-        taken.expect("second lockrun").status.code(),
-        Some(0),
-        "another process could not take the expired lock"
-    );
-    let status = wait_with_limit(&mut holder, scaled(Duration::from_secs(10)))
-        .expect("lockrun did not stop after losing the lock");
-    assert_eq!(
-        status.code(),
-        Some(76),
-        "lockrun's status after losing the lock"
-    );
-    assert!(
-        !Path::new(&format!("/proc/{child_pid}")).exists(),
-        "the command still runs after the lock was lost"
-    );
-}
-
-fn wait_with_limit(
-    child: &mut std::process::Child,
-    limit: Duration,
-) -> Option<std::process::ExitStatus> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }

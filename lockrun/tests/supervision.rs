@@ -2,52 +2,11 @@
 //! before another holder can be granted the lock, whether lockrun is killed, frozen, or loses
 //! the hold, and a grace period that would not fit before the lease ends is refused.
 
-use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use lock_testkit::scaled;
+mod support;
 
-fn lockrun(url: &str, name: &str, extra: &[&str], command: &[&str]) -> Command {
-    let mut lockrun = Command::new(env!("CARGO_BIN_EXE_lockrun"));
-    lockrun
-        .args(["--url", url, "--name", name])
-        .args(extra)
-        .arg("--")
-        .args(command);
-    lockrun
-}
-
-fn sqlite_url(dir: &Path) -> String {
-    format!("sqlite://{}", dir.join("locks.db").display())
-}
-
-/// The pid a command wrote to `path`, once it is there.
-fn read_pid(path: &Path) -> String {
-    let deadline = Instant::now() + scaled(Duration::from_secs(10));
-    loop {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        if !text.trim().is_empty() {
-            return text.trim().to_owned();
-        }
-        assert!(Instant::now() < deadline, "no pid in {}", path.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn alive(pid: &str) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .unwrap_or_default()
-            .contains(") Z ")
-}
-
-fn signal(pid: &str, signal: &str) {
-    Command::new("kill")
-        .args([signal, pid])
-        .status()
-        .expect("kill");
-}
+use support::{alive, lockrun, read_pid, signal, sqlite_url};
 
 /// lockrun killed with SIGKILL 1.5 s into an 8 s command: by the time the next lockrun's
 /// command starts, the first command is gone.
@@ -118,13 +77,22 @@ fn a_frozen_lockrun_has_its_command_and_grandchildren_stopped_before_the_lease_e
     }
     let stopped_in = frozen.elapsed();
     let grandchild_alive = alive(&grandchild);
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_millis(500));
+    // Another lockrun takes the lock the frozen one still believes it holds.
+    let taken = lockrun(&url, "frozen", &["--wait", "5s"], &["true"])
+        .output()
+        .expect("second lockrun");
     signal(&pid, "-CONT");
     let status = holder.wait().expect("lockrun exits");
     signal(&grandchild, "-KILL");
     assert!(
         !grandchild_alive,
         "the grandchild still ran 1 s into the freeze, past the lease"
+    );
+    assert_eq!(
+        taken.status.code(),
+        Some(0),
+        "another lockrun could not take the lock"
     );
     assert_eq!(
         status.code(),

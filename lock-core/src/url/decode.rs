@@ -2,7 +2,7 @@
 
 /// Decodes `%XX` escapes in `part`; `None` when an escape is malformed or the result is not
 /// UTF-8. `+` is left alone: it means a space only in HTML forms, not in URLs.
-pub(super) fn percent_decode(part: &str) -> Option<String> {
+pub fn percent_decode(part: &str) -> Option<String> {
     let bytes = part.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut index = 0;

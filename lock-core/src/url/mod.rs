@@ -36,7 +36,7 @@ pub fn percent_encode(value: &str) -> String {
 }
 
 use crate::{Error, Result};
-use decode::percent_decode;
+pub use decode::percent_decode;
 use duration::parse_duration;
 
 /// One `host[:port]` of a URL.
