@@ -64,6 +64,11 @@ impl Redlock {
                 None => error,
             });
         }
+        for (node, connected) in nodes.iter().zip(&connected) {
+            if connected.is_ok() {
+                crate::eviction::check(node.link(), settings.allow_eviction).await?;
+            }
+        }
         Ok(Self {
             steps: Arc::new(Masters::new(nodes, settings.prefix)),
             defaults: settings.service.defaults,

@@ -40,27 +40,10 @@ fn needs_escape(c: char) -> bool {
         || matches!(c, '\u{7F}'..='\u{9F}' | '\u{E000}'..='\u{F8FF}' | '\u{FFF0}'..)
 }
 
-/// The lock name a node name came from (the inverse of [`node_name`]).
-#[cfg(test)]
-fn lock_name(node: &str) -> Option<String> {
-    let bytes = node.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        if bytes[index] == b'%' {
-            out.push(u8::from_str_radix(node.get(index + 1..index + 3)?, 16).ok()?);
-            index += 3;
-        } else {
-            out.push(bytes[index]);
-            index += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lock_core::url::percent_decode as lock_name;
 
     fn node(name: &str) -> String {
         node_name(&LockName::new(name).expect("valid name"))
