@@ -264,8 +264,8 @@ impl Task {
                 wake.next = None;
             });
         }
+        let delay = reconnect_backoff().delay(self.failures);
         self.failures = self.failures.saturating_add(1);
-        let delay = Duration::from_millis(50 * u64::from(self.failures.min(20)));
         self.retry_at = Some(Instant::now() + delay);
     }
 }
@@ -289,4 +289,11 @@ async fn sleep_until(at: Option<Instant>) {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
+}
+
+/// How long to wait before reconnecting after the `n`-th failure in a row: 50 ms doubling to
+/// 1 s, jittered.
+fn reconnect_backoff() -> lock_core::Backoff {
+    lock_core::Backoff::exponential(Duration::from_millis(50), Duration::from_secs(1))
+        .unwrap_or_default()
 }
