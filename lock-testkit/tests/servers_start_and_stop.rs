@@ -176,3 +176,53 @@ fn mariadb_starts_pauses_and_stops() {
     drop(server);
     assert_gone(&[pid]);
 }
+
+/// The environment variable that makes the test below act as the process that dies.
+const ORPHANING: &str = "LOCK_TESTKIT_ORPHANING_CHILD";
+
+/// A server whose test process dies without dropping it (a static, a panic with abort, a
+/// SIGKILL) is killed by its watchdog within about a second: test runs leave no servers
+/// behind. The test runs itself as a child that starts a server, prints its pid and exits at
+/// once.
+#[test]
+fn a_server_dies_with_the_test_process_that_started_it() {
+    if std::env::var_os(ORPHANING).is_some() {
+        let Some(server) = require(RedisServer::start()) else {
+            std::process::exit(3);
+        };
+        let mut server = server;
+        println!("server-pid {}", server.process().pid().unwrap_or_default());
+        std::process::exit(0); // no drop: only the watchdog can stop it now
+    }
+    let output = std::process::Command::new(std::env::current_exe().expect("current_exe"))
+        .args([
+            "--exact",
+            "a_server_dies_with_the_test_process_that_started_it",
+            "--nocapture",
+        ])
+        .env(ORPHANING, "1")
+        .output()
+        .expect("run the child");
+    if output.status.code() == Some(3) {
+        return; // redis-server is missing and not required: skipped in the child
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let pid: u32 = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("server-pid ")?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the child printed no server pid: {stdout}"));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let orphaned = alive(pid);
+    if orphaned {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    assert!(
+        !orphaned,
+        "the server outlived the test process that started it"
+    );
+}

@@ -70,9 +70,11 @@ impl ServerProcess {
         let child = command
             .spawn()
             .map_err(|error| self.failed(format!("spawn {:?}: {error}", self.launch.program)))?;
+        // `kill -KILL -PGID`, not `kill -KILL -- -PGID`: dash, Debian's sh, takes `--` for a
+        // pid and kills nothing.
         let watchdog = Command::new("sh")
             .arg("-c")
-            .arg("while kill -0 \"$1\" 2>/dev/null; do sleep 0.5; done; kill -KILL -- \"-$2\" 2>/dev/null")
+            .arg("while kill -0 \"$1\" 2>/dev/null; do sleep 0.5; done; kill -KILL \"-$2\" 2>/dev/null")
             .arg("watchdog")
             .arg(std::process::id().to_string())
             .arg(child.id().to_string())
