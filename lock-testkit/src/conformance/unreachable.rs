@@ -11,8 +11,9 @@ use super::support::unique_name;
 use crate::servers::PortReservation;
 use crate::{Blackhole, ConformanceTarget, scaled_ms};
 
-/// A refused port and a server that accepts but never answers both give `Unavailable`,
-/// within twice the configured timeout (connect, then one request) plus slack.
+/// A refused port, a server that accepts but never answers, and one that answers in another
+/// protocol (HTTP) all give `Unavailable`, within twice the configured timeout (connect, then
+/// one request) plus slack.
 ///
 /// # Cancel safety
 ///
@@ -25,12 +26,14 @@ use crate::{Blackhole, ConformanceTarget, scaled_ms};
 pub async fn unreachable_server_is_unavailable_in_time(target: Arc<dyn ConformanceTarget>) {
     let timeout = Duration::from_millis(1000);
     let blackhole = Blackhole::start().await;
+    let http = Blackhole::speaking_http().await;
     // A reserved port nothing listens on: connections are refused.
     let reservation = PortReservation::new().unwrap_or_else(|error| panic!("{error}"));
     let refused = SocketAddr::from((Ipv4Addr::LOCALHOST, reservation.port()));
     for (what, addr) in [
         ("refused port", refused),
         ("silent server", blackhole.addr()),
+        ("HTTP server", http.addr()),
     ] {
         let started = Instant::now();
         let outcome = match target.unreachable_client(addr, timeout).await {
