@@ -66,7 +66,7 @@ impl SqlLockBuilder {
     /// when the database refuses to create the table.
     pub async fn connect(self) -> Result<SqlLock> {
         let lock = self.connect_lazy()?;
-        lock.ensure_schema().await?;
+        lock.ensure_schema_or_diagnose().await?;
         Ok(lock)
     }
 

@@ -51,7 +51,7 @@ impl SqlError {
                 ErrorKind::Unavailable,
                 format!("no answer from the database within the operation timeout {timeout:?}"),
             ),
-            SqlError::Sqlx(error) => classify(error),
+            SqlError::Sqlx(error) => classify(error, backend),
         };
         Error::new(kind, message)
             .with_backend(backend)
@@ -60,9 +60,26 @@ impl SqlError {
     }
 }
 
-fn classify(error: &sqlx::Error) -> (ErrorKind, String) {
+fn classify(error: &sqlx::Error, backend: &str) -> (ErrorKind, String) {
     use sqlx::Error as E;
+    let protocol = match backend {
+        "postgres" => "PostgreSQL",
+        "mysql" => "MySQL",
+        _ => "SQLite",
+    };
     match error {
+        E::Protocol(_) => (
+            ErrorKind::Unavailable,
+            format!(
+                "the server does not speak the {protocol} protocol: check the host and port \
+                 (and the TLS settings)"
+            ),
+        ),
+        E::Database(database) if is_auth_failure(database.code().as_deref()) => (
+            ErrorKind::Backend,
+            "the database refused the credentials: check the user and password in the URL"
+                .to_owned(),
+        ),
         E::PoolTimedOut => (
             ErrorKind::Unavailable,
             "no database connection within the connect timeout (server unreachable, silent, or \
@@ -86,6 +103,12 @@ fn classify(error: &sqlx::Error) -> (ErrorKind, String) {
             "the database reported an error".to_owned(),
         ),
     }
+}
+
+/// PostgreSQL's `invalid_password`/`invalid_authorization_specification`, MySQL's
+/// `ER_ACCESS_DENIED_ERROR` and `ER_DBACCESS_DENIED_ERROR`.
+fn is_auth_failure(code: Option<&str>) -> bool {
+    matches!(code, Some("28P01" | "28000" | "1045" | "1044"))
 }
 
 /// Runs `statement`, giving up with [`SqlError::TimedOut`] after `timeout`.

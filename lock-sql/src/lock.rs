@@ -123,6 +123,30 @@ impl SqlLock {
         self.inner().ensure_schema().await
     }
 
+    /// [`ensure_schema`](Self::ensure_schema), and when no connection could be had, one
+    /// direct connection attempt to say why (refused, not the database's protocol, bad
+    /// credentials): the pool itself only reports that it timed out.
+    pub(crate) async fn ensure_schema_or_diagnose(&self) -> Result<()> {
+        let Err(error) = self.ensure_schema().await else {
+            return Ok(());
+        };
+        let pool_timed_out = std::error::Error::source(&error)
+            .and_then(|source| source.downcast_ref::<SqlError>())
+            .is_some_and(|source| matches!(source, SqlError::Sqlx(sqlx::Error::PoolTimedOut)));
+        if !pool_timed_out {
+            return Err(error);
+        }
+        let inner = self.inner();
+        match inner
+            .db
+            .diagnose(inner.settings.service.connect_timeout)
+            .await
+        {
+            Some(cause) => Err(inner.error(cause, "connect")),
+            None => Err(error),
+        }
+    }
+
     /// Ends the current hold on `name` behind its holder's back, keeping the fencing counter.
     #[cfg(feature = "testing")]
     #[doc(hidden)]

@@ -102,12 +102,20 @@ impl LockSteps for SqlSteps {
         attempt.waiter.wait(attempt.name.as_str(), until).await;
     }
 
+    /// Releases by the attempt's owner token: first on the connection its statement ran on
+    /// (so the release follows the statement), and if that connection is unusable (its
+    /// statement was cut off mid-reply), on a fresh one from the pool.
     async fn clean_up(&self, attempt: &mut SqlAttempt) -> Result<()> {
-        let conn = attempt.conn.take();
-        self.inner
-            .release(conn, &attempt.name, attempt.owner)
-            .await
-            .map(drop)
+        let (name, owner) = (&attempt.name, attempt.owner);
+        if let Some(conn) = attempt.conn.take() {
+            match self.inner.release(Some(conn), name, owner).await {
+                Ok(_) => return Ok(()),
+                Err(error) => {
+                    tracing::debug!(%error, "release on the interrupted connection failed; using another");
+                }
+            }
+        }
+        self.inner.release(None, name, owner).await.map(drop)
     }
 
     fn needs_cleanup(&self, attempt: &SqlAttempt) -> bool {

@@ -55,7 +55,7 @@ pub(crate) enum Db {
     #[cfg(feature = "postgres")]
     Postgres(Box<postgres::PgDb>),
     #[cfg(feature = "mysql")]
-    MySql(mysql::MyDb),
+    MySql(Box<mysql::MyDb>),
     #[cfg(feature = "sqlite")]
     Sqlite(sqlite::LiteDb),
 }
@@ -117,7 +117,7 @@ impl Db {
             #[cfg(feature = "postgres")]
             crate::Dialect::Postgres => Db::Postgres(Box::new(postgres::PgDb::new(config)?)),
             #[cfg(feature = "mysql")]
-            crate::Dialect::MySql => Db::MySql(mysql::MyDb::new(config)?),
+            crate::Dialect::MySql => Db::MySql(Box::new(mysql::MyDb::new(config)?)),
             #[cfg(feature = "sqlite")]
             crate::Dialect::Sqlite => Db::Sqlite(sqlite::LiteDb::new(config)?),
             #[allow(unreachable_patterns)]
@@ -128,6 +128,19 @@ impl Db {
                 )));
             }
         })
+    }
+
+    /// After the pool timed out getting a connection: one connection made directly, whose
+    /// error says why (refused, wrong protocol, bad credentials) where the pool's does not.
+    pub(crate) async fn diagnose(&self, timeout: Duration) -> Option<SqlError> {
+        match *self {
+            #[cfg(feature = "postgres")]
+            Db::Postgres(ref db) => db.diagnose(timeout).await,
+            #[cfg(feature = "mysql")]
+            Db::MySql(ref db) => db.diagnose(timeout).await,
+            #[cfg(feature = "sqlite")]
+            Db::Sqlite(_) => None,
+        }
     }
 
     pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
@@ -185,6 +198,22 @@ impl Db {
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {
         dispatch!(self, db => db.sever(name).await)
+    }
+}
+
+/// The error of one direct connection attempt within `timeout`; `None` when it succeeded.
+#[allow(dead_code)] // unused when neither server dialect is built
+pub(crate) async fn connect_error<C: sqlx::Connection>(
+    options: &C::Options,
+    timeout: Duration,
+) -> Option<SqlError> {
+    match tokio::time::timeout(timeout, C::connect_with(options)).await {
+        Ok(Ok(connection)) => {
+            let _ = connection.close().await;
+            None
+        }
+        Ok(Err(error)) => Some(SqlError::Sqlx(error)),
+        Err(_elapsed) => Some(SqlError::TimedOut(timeout)),
     }
 }
 

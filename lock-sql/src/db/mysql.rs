@@ -22,6 +22,7 @@ const CONTENDED: [u16; 2] = [1213, 1205];
 #[derive(Debug)]
 pub(crate) struct MyDb {
     pool: MySqlPool,
+    options: MySqlConnectOptions,
     timeout: Duration,
     sql: Statements,
 }
@@ -44,7 +45,7 @@ impl MyDb {
         let pool = MySqlPoolOptions::new()
             .max_connections(config.pool_size)
             .acquire_timeout(config.service.connect_timeout)
-            .connect_lazy_with(options);
+            .connect_lazy_with(options.clone());
         let table = &config.table;
         let sql = Statements {
             schema: statement(include_str!("../../sql/mysql/schema.sql"), table, ""),
@@ -56,9 +57,14 @@ impl MyDb {
         };
         Ok(Self {
             pool,
+            options,
             timeout: config.service.operation_timeout,
             sql,
         })
+    }
+
+    pub(crate) async fn diagnose(&self, timeout: Duration) -> Option<SqlError> {
+        super::connect_error::<sqlx::MySqlConnection>(&self.options, timeout).await
     }
 
     pub(crate) async fn connection(&self) -> Result<PoolConnection<sqlx::MySql>, SqlError> {

@@ -74,6 +74,10 @@ impl PgDb {
         )
     }
 
+    pub(crate) async fn diagnose(&self, timeout: Duration) -> Option<SqlError> {
+        super::connect_error::<sqlx::PgConnection>(&self.options, timeout).await
+    }
+
     pub(crate) async fn connection(&self) -> Result<PoolConnection<sqlx::Postgres>, SqlError> {
         Ok(self.pool.acquire().await?)
     }
