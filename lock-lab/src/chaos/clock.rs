@@ -1,6 +1,7 @@
-//! A server whose wall clock a trial can step: libfaketime preloaded with a timestamp file
-//! read on every call. The monotonic clock is left alone (timers and timeouts behave), only
-//! the wall clock a server uses for lease ends and `now()` moves.
+//! A server whose wall clock a trial can step: libfaketime preloaded with a timestamp file it
+//! reads again every second (reading it on every call slows a JVM to a crawl). The monotonic
+//! clock is left alone (timers and timeouts behave), only the wall clock a server uses for
+//! lease ends and `now()` moves.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -41,7 +42,7 @@ impl FakeClock {
         [
             ("LD_PRELOAD", LIBRARY.to_owned()),
             ("FAKETIME_TIMESTAMP_FILE", self.file.display().to_string()),
-            ("FAKETIME_NO_CACHE", "1".to_owned()),
+            ("FAKETIME_CACHE_DURATION", "1".to_owned()),
             ("FAKETIME_DONT_FAKE_MONOTONIC", "1".to_owned()),
         ]
         .into_iter()
