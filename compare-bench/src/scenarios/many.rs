@@ -73,7 +73,7 @@ async fn measure(servers: &Servers, backend: &str, count: usize) -> BenchResult<
     let table = format!("bench_many_{}", rand::random::<u32>());
     let url = match backend {
         "postgres" | "mysql" => format!(
-            "{}?lock_table={table}&lock_pool_size={PARALLEL}",
+            "{}?table={table}&pool_size={PARALLEL}",
             servers.url(backend)
         ),
         _ => servers.url(backend),

@@ -125,7 +125,7 @@ pub fn fresh_name(scenario: &str) -> String {
 pub fn distlock_url(servers: &Servers, backend: &str) -> String {
     let url = servers.url(backend);
     match backend {
-        "postgres" | "mysql" => format!("{url}?lock_pool_size=2"),
+        "postgres" | "mysql" => format!("{url}?pool_size=2"),
         _ => url,
     }
 }
