@@ -29,16 +29,12 @@ struct Inner {
     connect_timeout: Duration,
     timeout: Duration,
     /// The connection in use and its number; `None` until the first command, or after the
-    /// last one failed. Locked only while connecting, so commands never wait on each other.
-    current: Mutex<Current>,
-}
-
-#[derive(Default)]
-struct Current {
-    connection: Option<(u64, MultiplexedConnection)>,
-    /// When the last connect failed, and why: callers that were waiting for that attempt get
-    /// its outcome instead of each trying (and timing out) again in turn.
-    failed: Option<(Instant, String)>,
+    /// last one failed. Every command reads it without waiting.
+    current: std::sync::Mutex<Option<(u64, MultiplexedConnection)>>,
+    /// Held while connecting, so one caller connects at a time; it keeps when the last connect
+    /// failed, and why: callers that were waiting for that attempt get its outcome instead of
+    /// each trying (and timing out) again in turn.
+    connecting: Mutex<Option<(Instant, String)>>,
 }
 
 impl std::fmt::Debug for Link {
@@ -58,7 +54,8 @@ impl Link {
                 server,
                 connect_timeout,
                 timeout,
-                current: Mutex::new(Current::default()),
+                current: std::sync::Mutex::new(None),
+                connecting: Mutex::new(None),
             }),
         }
     }
@@ -88,15 +85,25 @@ impl Link {
         self.connection().await.map(drop)
     }
 
+    fn current(&self) -> std::sync::MutexGuard<'_, Option<(u64, MultiplexedConnection)>> {
+        self.inner
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// The current connection, opening one if there is none. One caller connects at a time;
     /// the others wait for its outcome and share a failure rather than retrying in turn.
     async fn connection(&self) -> Result<(u64, MultiplexedConnection)> {
-        let asked = Instant::now();
-        let mut current = self.inner.current.lock().await;
-        if let Some(connection) = current.connection.as_ref() {
-            return Ok(connection.clone());
+        if let Some(connection) = self.current().clone() {
+            return Ok(connection);
         }
-        if let Some((failed_at, reason)) = &current.failed {
+        let asked = Instant::now();
+        let mut failed = self.inner.connecting.lock().await;
+        if let Some(connection) = self.current().clone() {
+            return Ok(connection); // opened while we waited
+        }
+        if let Some((failed_at, reason)) = &*failed {
             if *failed_at >= asked {
                 return Err(Error::new(ErrorKind::Unavailable, reason.clone())
                     .with_backend(BACKEND)
@@ -106,26 +113,22 @@ impl Link {
         match open(&self.inner.server, self.inner.connect_timeout).await {
             Ok(connection) => {
                 let number = rand::random::<u64>();
-                current.connection = Some((number, connection.clone()));
-                current.failed = None;
+                *self.current() = Some((number, connection.clone()));
+                *failed = None;
                 Ok((number, connection))
             }
             Err(error) => {
-                current.failed = Some((Instant::now(), error.message().to_owned()));
+                *failed = Some((Instant::now(), error.message().to_owned()));
                 Err(error)
             }
         }
     }
 
     /// Discards connection `number` if it is still the current one.
-    async fn discard(&self, number: u64) {
-        let mut current = self.inner.current.lock().await;
-        if current
-            .connection
-            .as_ref()
-            .is_some_and(|(current, _)| *current == number)
-        {
-            current.connection = None;
+    fn discard(&self, number: u64) {
+        let mut current = self.current();
+        if current.as_ref().is_some_and(|(current, _)| *current == number) {
+            *current = None;
         }
     }
 
@@ -145,12 +148,12 @@ impl Link {
                     || error.is_connection_dropped()
                     || error.is_unrecoverable_error()
                 {
-                    self.discard(number).await;
+                    self.discard(number);
                 }
                 Err(from_redis(error, self.name()))
             }
             Err(_elapsed) => {
-                self.discard(number).await;
+                self.discard(number);
                 Err(timed_out(self.name(), limit))
             }
         }
