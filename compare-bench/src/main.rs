@@ -143,7 +143,11 @@ async fn main() -> BenchResult<()> {
         started.elapsed().as_secs_f64()
     );
     // A peer may be missing (no Java, say); distlock itself must always run.
-    let own: Vec<&String> = ctx.skipped.iter().filter(|s| s.contains("distlock")).collect();
+    let own: Vec<&String> = ctx
+        .skipped
+        .iter()
+        .filter(|s| s.contains("distlock"))
+        .collect();
     if !own.is_empty() {
         return Err(format!("distlock itself could not run: {own:?}").into());
     }

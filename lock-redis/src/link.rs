@@ -127,7 +127,10 @@ impl Link {
     /// Discards connection `number` if it is still the current one.
     fn discard(&self, number: u64) {
         let mut current = self.current();
-        if current.as_ref().is_some_and(|(current, _)| *current == number) {
+        if current
+            .as_ref()
+            .is_some_and(|(current, _)| *current == number)
+        {
             *current = None;
         }
     }
