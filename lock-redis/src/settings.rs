@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use lock_core::backend::{Service, ServiceOptions};
 use lock_core::url::LockUrl;
-use lock_core::{Error, Result};
+use lock_core::{AcquireOptions, Error, Result};
 use redis::io::tcp::TcpSettings;
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisConnectionInfo};
 
@@ -110,6 +110,12 @@ impl Settings {
             return Err(
                 url.invalid("wait_replicas needs at least one replica and a non-zero wait_timeout")
             );
+        }
+        let longest = AcquireOptions::MAX_LEASE;
+        if waiter_ttl > longest || replicas.is_some_and(|(_, timeout)| timeout > longest) {
+            return Err(url.invalid(format!(
+                "waiter_ttl and wait_timeout may be at most {longest:?}, the longest lease"
+            )));
         }
         let allow_eviction = match options.allow_eviction {
             Some(allow) => allow,

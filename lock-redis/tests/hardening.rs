@@ -185,3 +185,28 @@ async fn a_server_that_is_not_redis_is_named_so() {
         started.elapsed()
     );
 }
+
+/// A waiter TTL or a `WAIT` timeout longer than a day (the longest lease) is refused with
+/// `InvalidInput` before any I/O, instead of reaching the server as an expiry it rejects or an
+/// endless `WAIT`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_durations_beyond_a_day_are_invalid_input() {
+    let Some(server) = require(RedisServer::start()) else {
+        return;
+    };
+    let huge = format!("{}ms", u64::MAX);
+    for query in [
+        format!("waiter_ttl={huge}"),
+        format!("wait_replicas=1&wait_timeout={huge}"),
+        "waiter_ttl=25h".to_owned(),
+    ] {
+        let url = format!("{}?{query}", server.url());
+        let connecting = tokio::spawn(async move { RedisLock::builder(&url).connect().await });
+        let outcome = tokio::time::timeout(Duration::from_secs(10), connecting).await;
+        let outcome = outcome
+            .expect("connect returned in time")
+            .expect("connect panicked");
+        let error = outcome.map(drop).expect_err(&format!("{query} accepted"));
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{query}: {error}");
+    }
+}

@@ -3,9 +3,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use lock_core::Result;
 use lock_core::backend::{Service, ServiceOptions};
 use lock_core::url::LockUrl;
+use lock_core::{AcquireOptions, Result};
 
 use crate::ZkAcl;
 
@@ -60,8 +60,12 @@ impl Settings {
                 .take_duration("session_timeout")?
                 .unwrap_or(DEFAULT_SESSION_TIMEOUT),
         };
-        if session_timeout.is_zero() {
-            return Err(parsed.invalid("session_timeout is zero: give it a positive duration"));
+        if session_timeout.is_zero() || session_timeout > AcquireOptions::MAX_LEASE {
+            return Err(parsed.invalid(format!(
+                "session_timeout {session_timeout:?} is out of range: it is every hold's lease, \
+                 from 1ms to {:?}",
+                AcquireOptions::MAX_LEASE
+            )));
         }
         let root = match options.root.clone() {
             Some(root) => root,

@@ -139,3 +139,27 @@ async fn callers_reopening_a_session_share_it_and_keep_their_own_deadline() {
         assert!(took < scaled_ms(1500), "a caller returned after {took:?}");
     }
 }
+
+/// A session timeout longer than the longest lease (a day; the protocol itself carries
+/// milliseconds in an `i32`) is refused with `InvalidInput` before any I/O: never a panic,
+/// never a timeout wrapped into another one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_timeout_beyond_the_protocol_is_invalid_input() {
+    let Some((url, _)) = server() else {
+        return;
+    };
+    let beyond = u64::from(i32::MAX.unsigned_abs()) + 1;
+    for millis in [24 * 3600 * 1000 + 1, beyond, u64::MAX] {
+        let separator = if url.contains('?') { '&' } else { '?' };
+        let url = format!("{url}{separator}session_timeout={millis}ms");
+        let connecting =
+            tokio::spawn(async move { lock_zk::ZkLock::builder(&url).connect().await });
+        let outcome = tokio::time::timeout(Duration::from_secs(10), connecting).await;
+        let outcome = outcome
+            .expect("connect returned in time")
+            .expect("connect panicked");
+        let error = outcome.map(drop).expect_err("session_timeout accepted");
+        assert_eq!(error.kind(), lock_core::ErrorKind::InvalidInput, "{error}");
+        assert!(error.to_string().contains("session_timeout"), "{error}");
+    }
+}

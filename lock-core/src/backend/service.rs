@@ -45,13 +45,19 @@ impl ServiceOptions {
     /// The default connect and operation timeout.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
+    /// The longest connect or operation timeout: a longer one (up to `Duration::MAX`) means
+    /// "no limit" and is taken as this day, so that no driver's millisecond arithmetic
+    /// overflows.
+    pub const MAX_TIMEOUT: Duration = AcquireOptions::MAX_LEASE;
+
     /// Takes these options' parameters from `url`, fills in what the builder did not set and
     /// the defaults, and validates the result.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) for a malformed value, a
-    /// zero timeout or acquisition options out of range.
+    /// zero timeout or acquisition options out of range. A timeout above
+    /// [`MAX_TIMEOUT`](Self::MAX_TIMEOUT) is not an error: it is capped.
     pub fn resolve(&self, url: &mut LockUrl) -> Result<Service> {
         let connect_timeout = self
             .connect_timeout
@@ -85,7 +91,9 @@ impl ServiceOptions {
             Some(zero) if zero.is_zero() => Err(url.invalid(format!(
                 "{what} is zero: every operation would fail at once"
             ))),
-            value => Ok(value.unwrap_or(Self::DEFAULT_TIMEOUT)),
+            value => Ok(value
+                .unwrap_or(Self::DEFAULT_TIMEOUT)
+                .min(Self::MAX_TIMEOUT)),
         };
         Ok(Service {
             connect_timeout: timeout("connect_timeout", connect_timeout)?,
@@ -113,14 +121,16 @@ pub trait ServiceBuilder: Sized {
     /// The options this builder keeps.
     fn service_options(&mut self) -> &mut ServiceOptions;
 
-    /// How long opening a connection or session may take before `Unavailable` (default 5 s).
+    /// How long opening a connection or session may take before `Unavailable` (default 5 s;
+    /// anything above a day means no limit and is capped at a day).
     #[must_use]
     fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.service_options().connect_timeout = Some(timeout);
         self
     }
 
-    /// How long one request may take before `Unavailable` (default 5 s).
+    /// How long one request may take before `Unavailable` (default 5 s; anything above a day
+    /// means no limit and is capped at a day).
     #[must_use]
     fn operation_timeout(mut self, timeout: Duration) -> Self {
         self.service_options().operation_timeout = Some(timeout);
@@ -211,5 +221,21 @@ mod tests {
             .resolve(&mut url)
             .expect("a huge wait is forever");
         assert_eq!(service.defaults.wait, Some(Duration::from_millis(u64::MAX)));
+    }
+
+    #[test]
+    fn timeouts_beyond_a_day_are_capped_at_a_day() {
+        let huge = format!("{}ms", u64::MAX);
+        let query = format!("connect_timeout={huge}&operation_timeout=25h");
+        let mut url = LockUrl::parse(&format!("x://h?{query}")).expect("valid");
+        let service = ServiceOptions::default().resolve(&mut url).expect("valid");
+        assert_eq!(service.connect_timeout, ServiceOptions::MAX_TIMEOUT);
+        assert_eq!(service.operation_timeout, ServiceOptions::MAX_TIMEOUT);
+        let options = Builder(ServiceOptions::default())
+            .operation_timeout(Duration::MAX)
+            .0;
+        let mut url = LockUrl::parse("x://h").expect("valid");
+        let service = options.resolve(&mut url).expect("valid");
+        assert_eq!(service.operation_timeout, ServiceOptions::MAX_TIMEOUT);
     }
 }

@@ -91,11 +91,11 @@ impl LiteDb {
     /// wrote in between. Such refusals are retried after a short jittered pause until the
     /// operation timeout.
     pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
-        let deadline = tokio::time::Instant::now() + self.timeout;
+        let deadline = lock_core::backend::Deadline::after(Some(self.timeout));
         loop {
             match self.try_schema().await {
                 Err(SqlError::Sqlx(error))
-                    if contended(&error) && tokio::time::Instant::now() < deadline =>
+                    if contended(&error) && !deadline.passed(tokio::time::Instant::now()) =>
                 {
                     let pause = Duration::from_millis(rand::random_range(2..20));
                     tokio::time::sleep(pause).await;

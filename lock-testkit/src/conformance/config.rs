@@ -12,7 +12,8 @@ use crate::ConformanceTarget;
 
 /// A wait of `Duration::MAX` waits without limit (here: the lock is free, so it is granted);
 /// a lease of `Duration::MAX` is refused with `InvalidInput`. Never a panic. Through the URL
-/// (`wait=<u64::MAX>ms`, `lease=<u64::MAX>ms`) the same.
+/// (`wait=<u64::MAX>ms`, `lease=<u64::MAX>ms`) the same, and a `connect_timeout` or
+/// `operation_timeout` of `u64::MAX` ms means no limit: the lock works.
 ///
 /// # Cancel safety
 ///
@@ -53,6 +54,14 @@ pub async fn duration_max_waits_forever_and_refuses_as_a_lease(target: Arc<dyn C
     let refused = target.connect_url(&with_param(&url, "lease", &huge)).await;
     let error = refused.map(drop).expect_err("lease=u64::MAX ms accepted");
     assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
+    for timeout in ["connect_timeout", "operation_timeout"] {
+        let unlimited = target.connect_url(&with_param(&url, timeout, &huge)).await;
+        let unlimited =
+            unlimited.unwrap_or_else(|error| panic!("connect with {timeout}={huge}: {error}"));
+        let guard = unlimited.acquire(&name).await;
+        let guard = guard.unwrap_or_else(|error| panic!("acquire with {timeout}={huge}: {error}"));
+        guard.release().await.expect("release");
+    }
 }
 
 /// `url` with `key=value` added to its query.
