@@ -79,8 +79,10 @@ pub(crate) async fn run(args: Args) -> u8 {
         );
         return exit::USAGE;
     }
+    let token = guard.fencing_token();
+    let stop_at = to_monotonic_ns(guard.at_risk_at());
     let mut command =
-        match Supervised::start(&args.command, &args.name, guard.fencing_token(), grace).await {
+        match Supervised::start(&args.command, &args.name, token, grace, stop_at).await {
             Ok(command) => command,
             Err(error) => {
                 eprintln!("lockrun: cannot start the command: {error}");

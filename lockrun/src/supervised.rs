@@ -28,12 +28,14 @@ pub(crate) struct Supervised {
 
 impl Supervised {
     /// Starts the supervisor for `command` with `LOCK_NAME` and `LOCK_FENCING_TOKEN` set, and
-    /// waits until the command runs.
+    /// waits until the command runs. The supervisor stops the command group at monotonic
+    /// instant `stop_at_ns` unless told a later one.
     pub(crate) async fn start(
         command: &[OsString],
         name: &str,
         fencing_token: u64,
         grace: Duration,
+        stop_at_ns: u64,
     ) -> std::io::Result<Self> {
         let dir = tempfile::Builder::new().prefix("lockrun-").tempdir()?;
         let path = dir.path().join("control");
@@ -43,6 +45,7 @@ impl Supervised {
             .arg(supervisor::ARG)
             .arg(&path)
             .arg(grace.as_millis().to_string())
+            .arg(stop_at_ns.to_string())
             .arg("--")
             .args(command)
             .env("LOCK_NAME", name)
@@ -74,7 +77,7 @@ impl Supervised {
             reports,
             orders,
             group,
-            last_stop_at: None,
+            last_stop_at: Some(stop_at_ns),
             _dir: dir,
         })
     }

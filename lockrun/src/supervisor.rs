@@ -23,20 +23,21 @@ use crate::control::{Order, Report, until_monotonic_ns};
 use crate::exit;
 
 /// The hidden first argument that runs lockrun as the supervisor:
-/// `lockrun __lockrun-supervise SOCKET GRACE_MS -- COMMAND...`.
+/// `lockrun __lockrun-supervise SOCKET GRACE_MS STOP_AT_NS -- COMMAND...`, where
+/// `STOP_AT_NS` is the hold's at-risk point when the supervisor was started, so the command
+/// never runs without a deadline, even if lockrun is frozen before it can send one.
 pub(crate) const ARG: &str = "__lockrun-supervise";
 
 /// Runs the supervisor; returns its own exit status (the command's goes over the socket).
 pub(crate) fn main(args: &[OsString]) -> u8 {
-    let (Some(socket), Some(grace), Some(separator)) = (args.first(), args.get(1), args.get(2))
+    let [socket, grace, stop_at, separator, command @ ..] = args else {
+        return exit::USAGE;
+    };
+    let number = |arg: &OsString| arg.to_str().and_then(|n| n.parse::<u64>().ok());
+    let (Some(grace), Some(stop_at), true) = (number(grace), number(stop_at), separator == "--")
     else {
         return exit::USAGE;
     };
-    let grace = grace.to_str().and_then(|ms| ms.parse::<u64>().ok());
-    let (Some(grace), true) = (grace, separator == "--") else {
-        return exit::USAGE;
-    };
-    let command = args[3..].to_vec();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
@@ -44,13 +45,14 @@ pub(crate) fn main(args: &[OsString]) -> u8 {
         Ok(runtime) => runtime.block_on(supervise(
             PathBuf::from(socket),
             Duration::from_millis(grace),
-            command,
+            stop_at,
+            command.to_vec(),
         )),
         Err(_) => exit::SOFTWARE,
     }
 }
 
-async fn supervise(socket: PathBuf, grace: Duration, command: Vec<OsString>) -> u8 {
+async fn supervise(socket: PathBuf, grace: Duration, stop_at: u64, command: Vec<OsString>) -> u8 {
     // Handled, so they do not end the supervisor: SIGTERM, SIGINT and SIGHUP are for the
     // command, and lockrun sends them to its group.
     let _handled = (
@@ -81,14 +83,9 @@ async fn supervise(socket: PathBuf, grace: Duration, command: Vec<OsString>) -> 
         stop_group(group, &mut child, grace).await;
         return exit::SOFTWARE;
     }
-    let mut stop_at: Option<u64> = None;
+    let mut stop_at = stop_at;
     loop {
-        let deadline = async {
-            match stop_at {
-                Some(at) => tokio::time::sleep(until_monotonic_ns(at)).await,
-                None => std::future::pending().await,
-            }
-        };
+        let deadline = tokio::time::sleep(until_monotonic_ns(stop_at));
         tokio::select! {
             status = child.wait() => {
                 let status = status.map_or(exit::SOFTWARE, exit::for_child);
@@ -99,7 +96,7 @@ async fn supervise(socket: PathBuf, grace: Duration, command: Vec<OsString>) -> 
             }
             order = orders.next_line() => match order {
                 Ok(Some(line)) => match Order::parse(&line) {
-                    Some(Order::StopAt(at)) => stop_at = Some(at),
+                    Some(Order::StopAt(at)) => stop_at = at,
                     Some(Order::Stop) => break,
                     None => {}
                 },

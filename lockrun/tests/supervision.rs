@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use support::{alive, lockrun, read_pid, signal, sqlite_url};
+use support::{alive, first_child, lockrun, read_pid, signal, sqlite_url};
 
 /// lockrun killed with SIGKILL 1.5 s into an 8 s command: by the time the next lockrun's
 /// command starts, the first command is gone.
@@ -100,6 +100,42 @@ fn a_frozen_lockrun_has_its_command_and_grandchildren_stopped_before_the_lease_e
         "lockrun's status after the hold ended under it"
     );
     eprintln!("group stopped {stopped_in:?} into the freeze");
+}
+
+/// lockrun frozen the moment it starts its supervisor, before it could tell the supervisor
+/// anything: the command still runs under the hold's deadline, and its whole group is gone
+/// before the 1 s lease ends.
+#[test]
+fn a_lockrun_frozen_as_it_starts_the_command_still_has_it_stopped_before_the_lease_ends() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = sqlite_url(dir.path());
+    let pid_file = dir.path().join("grandchild");
+    let mut holder = lockrun(
+        &url,
+        "frozen-at-start",
+        &["--lease", "1s", "--grace", "200ms"],
+        &["sh", "-c", "sleep 1000 & echo $! > \"$PIDFILE\"; wait"],
+    )
+    .env("PIDFILE", &pid_file)
+    .spawn()
+    .expect("start lockrun");
+    let pid = holder.id().to_string();
+    let _supervisor = first_child(holder.id());
+    signal(&pid, "-STOP");
+    let frozen = Instant::now();
+    let grandchild = read_pid(&pid_file);
+    while alive(&grandchild) && frozen.elapsed() < Duration::from_millis(1000) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let grandchild_alive = alive(&grandchild);
+    signal(&pid, "-CONT");
+    let status = holder.wait().expect("lockrun exits");
+    signal(&grandchild, "-KILL");
+    assert!(
+        !grandchild_alive,
+        "the grandchild still ran 1 s into a freeze that began as the command started"
+    );
+    assert_eq!(status.code(), Some(76), "lockrun's status after the freeze");
 }
 
 /// A command that leaves a grandchild behind when it exits: the grandchild is stopped before

@@ -44,6 +44,31 @@ pub fn alive(pid: &str) -> bool {
             .contains(") Z ")
 }
 
+/// The first child process of `parent` to appear (its pid), looked for every millisecond.
+pub fn first_child(parent: u32) -> String {
+    let deadline = Instant::now() + scaled(Duration::from_secs(10));
+    loop {
+        let entries = std::fs::read_dir("/proc").expect("read /proc");
+        for entry in entries.flatten() {
+            let pid = entry.file_name().to_string_lossy().into_owned();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // After the command name in parentheses: state, then the parent's pid.
+            let ppid = stat
+                .rfind(')')
+                .and_then(|end| stat[end + 1..].split_whitespace().nth(1))
+                .and_then(|ppid| ppid.parse::<u32>().ok());
+            if ppid == Some(parent) {
+                return pid;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "process {parent} started no child"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// `kill SIGNAL PID`.
 pub fn signal(pid: &str, signal: &str) {
     Command::new("kill")
