@@ -11,18 +11,25 @@ use lock_testkit::broken::{Breakage, BrokenLock};
 async fn checker_reports_overlaps_of_a_lock_without_mutual_exclusion() {
     let lock: Arc<dyn DistributedLock> = Arc::new(BrokenLock::new(Breakage::NoMutualExclusion));
     let (history, resource) = (Arc::new(History::new()), Arc::new(FencedResource::new()));
+    // Grants are recorded in the order their tokens were handed out, as a real lock's grants
+    // are: without this, a client preempted between its grant and its record shows up as a
+    // token order violation the lock never made. The holds themselves still overlap.
+    let in_token_order = Arc::new(tokio::sync::Mutex::new(()));
     let mut tasks = Vec::new();
     for client in 0..4 {
-        let (lock, history, resource) = (
+        let (lock, history, resource, in_token_order) = (
             Arc::clone(&lock),
             Arc::clone(&history),
             Arc::clone(&resource),
+            Arc::clone(&in_token_order),
         );
         tasks.push(tokio::spawn(async move {
             for _ in 0..10 {
+                let granting = in_token_order.lock().await;
                 let guard = lock.acquire("checker/overlap").await.expect("acquire");
                 history.record(client, HoldEvent::Granted(guard.fencing_token()));
                 resource.write(client, guard.fencing_token());
+                drop(granting);
                 tokio::time::sleep(Duration::from_millis(2)).await;
                 resource.write(client, guard.fencing_token());
                 history.record(client, HoldEvent::Released);
