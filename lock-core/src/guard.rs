@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::backend::HeldLock;
 use crate::backend::lease::Lease;
-use crate::{AcquireOptions, Error, ErrorKind, LockHandle, LockName, Result};
+use crate::{AcquireOptions, Error, ErrorKind, LockHandle, LockName, Result, telemetry};
 
 /// Proof of a hold on a distributed lock.
 ///
@@ -52,6 +53,7 @@ pub struct LockGuard {
     at_risk: CancellationToken,
     extendable: bool,
     stop_monitor: CancellationToken,
+    granted: Instant,
 }
 
 /// Everything a guard is made of, assembled by [`Grant`](crate::backend::Grant).
@@ -75,6 +77,7 @@ impl LockGuard {
             at_risk: parts.at_risk,
             extendable: parts.extendable,
             stop_monitor: parts.stop,
+            granted: Instant::now(),
         }
     }
 
@@ -146,7 +149,8 @@ impl LockGuard {
         self.handle.clone()
     }
 
-    /// Extends the lease to `lease` from now (later renewals keep that length). Renewals of one
+    /// Extends the lease to `lease` from now (later renewals keep that length), or to the
+    /// hold's [`max_hold`](AcquireOptions::max_hold) if that comes first. Renewals of one
     /// hold never overlap: an extend waits for a background renewal in flight, so the lease end
     /// the guard records is always the one the server confirmed last.
     ///
@@ -181,6 +185,12 @@ impl LockGuard {
         if self.is_lost() {
             return Err(self.context(lost_before_extend()));
         }
+        let Some(lease) = self.lease.allowed(lease, Instant::now()) else {
+            return Err(self.context(Error::new(
+                ErrorKind::Lost,
+                "the hold has reached its max_hold and cannot be extended",
+            )));
+        };
         match self.lease.renew(&**held, lease).await {
             Ok(true) => Ok(()),
             Ok(false) => {
@@ -210,12 +220,25 @@ impl LockGuard {
         let Some(held) = self.held.take() else {
             return Ok(());
         };
+        telemetry::hold_ended(self.backend, self.granted.elapsed());
         let was_lost = self.is_lost();
+        let span = tracing::debug_span!(
+            "distlock.release",
+            backend = self.backend,
+            lock = %self.name(),
+            fencing_token = self.fencing_token(),
+            outcome = tracing::field::Empty,
+        );
         // Runs inline (no task hop on the hot path); dropped half-way, it is redone in the
         // background by this guard.
         let mut unfinished = ReleaseIfDropped(Some(Arc::clone(&held)));
-        let released = held.release().await;
+        let released = held.release().instrument(span.clone()).await;
         unfinished.0 = None;
+        match &released {
+            Ok(true) => span.record("outcome", "released"),
+            Ok(false) => span.record("outcome", "not_owner"),
+            Err(error) => span.record("outcome", tracing::field::display(error)),
+        };
         match released {
             Ok(true) if !was_lost => Ok(()),
             Ok(_) if was_lost => Err(self.context(Error::new(
@@ -224,6 +247,11 @@ impl LockGuard {
             ))),
             Ok(_) => {
                 self.handle.lost().cancel();
+                telemetry::lost(
+                    self.backend,
+                    &self.handle,
+                    telemetry::LostCause::NotOwner,
+                );
                 Err(self.context(Error::new(
                     ErrorKind::NotHeld,
                     "the server shows the lock is no longer ours",
@@ -249,6 +277,7 @@ impl Drop for LockGuard {
     fn drop(&mut self) {
         self.stop_monitor.cancel();
         if let Some(held) = self.held.take() {
+            telemetry::hold_ended(self.backend, self.granted.elapsed());
             release_in_background(held);
         }
     }

@@ -11,6 +11,9 @@ mod lock;
 mod memory;
 mod name;
 mod options;
+mod owner_label;
+mod status;
+pub mod telemetry;
 pub mod url;
 mod with_lock;
 
@@ -25,6 +28,8 @@ pub use lock::DistributedLock;
 pub use memory::MemoryLock;
 pub use name::{IntoLockName, LockName};
 pub use options::{AcquireOptions, AcquireOptionsBuilder};
+pub use owner_label::MAX_OWNER_LABEL;
+pub use status::{HolderInfo, LockStatus};
 
 /// Re-exported so backends and users name the same `async_trait` and `CancellationToken`.
 pub use async_trait::async_trait;

@@ -4,7 +4,9 @@ use std::fmt;
 
 use async_trait::async_trait;
 
-use crate::{AcquireOptions, Capabilities, LockGuard, LockName, Result};
+use crate::{
+    AcquireOptions, Capabilities, Error, ErrorKind, LockGuard, LockName, LockStatus, Result,
+};
 
 /// A distributed lock service: one backend connection that can lock any number of names.
 ///
@@ -50,10 +52,68 @@ pub trait DistributedLock: Send + Sync + fmt::Debug {
         AcquireOptions::default()
     }
 
+    /// Who holds `name` now (owner label, fencing token, grant time, lease left) and how many
+    /// acquisitions wait for it, as the server shows it: for operators and dashboards, not
+    /// for deciding whether to acquire (the answer may be stale as soon as it arrives).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unsupported`] where the backend cannot tell (the default), and the
+    /// backend's errors, as for [`acquire_with`](DistributedLock::acquire_with).
+    async fn inspect(&self, name: &LockName) -> Result<LockStatus> {
+        let _ = name;
+        Err(unsupported(self.backend(), "inspect"))
+    }
+
+    /// The names held now that start with `prefix` (`""`: every held name), sorted.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unsupported`] where the backend cannot list (the default), and the
+    /// backend's errors.
+    async fn list(&self, prefix: &str) -> Result<Vec<LockName>> {
+        let _ = prefix;
+        Err(unsupported(self.backend(), "list"))
+    }
+
+    /// Ends the hold on `name` whose fencing token is `fencing_token`, behind its holder's
+    /// back: an operator's way out of a stuck holder. Returns `Ok(true)` when that hold was
+    /// live and is released (its holder's lost signal fires at its next renewal or watch
+    /// event; waiters are woken), `Ok(false)` when that token no longer holds: a newer
+    /// holder's lock is never touched.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: the release happens on the server in one step or not at all.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unsupported`] where the backend cannot (the default), and the backend's
+    /// errors.
+    async fn force_release(&self, name: &LockName, fencing_token: u64) -> Result<bool> {
+        let _ = (name, fencing_token);
+        Err(unsupported(self.backend(), "force_release"))
+    }
+
     /// Identifies the lock service for same-task re-entry of `with_lock`: clones of one service
     /// (which share its connections and holds) must return the same value, distinct services
     /// different ones. The default, the object's address, suits services that are not cloned.
     fn service_identity(&self) -> usize {
         std::ptr::from_ref(self).cast::<()>() as usize
     }
+}
+
+fn unsupported(backend: &'static str, operation: &str) -> Error {
+    Error::new(
+        ErrorKind::Unsupported,
+        format!("the {backend} backend does not support {operation}"),
+    )
 }

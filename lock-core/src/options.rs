@@ -1,7 +1,9 @@
 //! Options for one acquisition.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::owner_label::{default_owner_label, validate_owner_label};
 use crate::{Backoff, Error, Result};
 
 /// How one acquisition behaves: how long to wait, the lease, renewal, polling backoff, and how
@@ -49,6 +51,14 @@ pub struct AcquireOptions {
     /// [at risk](crate::LockGuard::at_risk): time to stop work that must not outlive the hold.
     /// Default 1/3; more than 0 and at most 0.5.
     pub at_risk: f64,
+    /// The longest a hold may last, renewals included: renewal stops short of it and the lost
+    /// signal fires on schedule (the hold is then released), so a stuck holder cannot keep
+    /// the lock for ever. `None` (or any value above [`MAX_LEASE`](Self::MAX_LEASE)): no bound.
+    pub max_hold: Option<Duration>,
+    /// Who holds, for operators: stored with the hold and shown by
+    /// [`inspect`](crate::DistributedLock::inspect). Defaults to `HOST:PID`; at most 128
+    /// printable bytes.
+    pub owner_label: Arc<str>,
 }
 
 impl AcquireOptions {
@@ -123,7 +133,21 @@ impl AcquireOptions {
                 self.at_risk
             )));
         }
-        Ok(())
+        if let Some(max_hold) = self.max_hold
+            && max_hold < Self::MIN_LEASE
+        {
+            return Err(Error::invalid_input(format!(
+                "max_hold {max_hold:?} is shorter than the minimum lease {:?}",
+                Self::MIN_LEASE
+            )));
+        }
+        validate_owner_label(&self.owner_label)
+    }
+
+    /// The bound on a hold's age, if any: a `max_hold` beyond [`MAX_LEASE`](Self::MAX_LEASE)
+    /// is no bound, as a wait of `Duration::MAX` is no limit.
+    pub fn hold_limit(&self) -> Option<Duration> {
+        self.max_hold.filter(|limit| *limit <= Self::MAX_LEASE)
     }
 
     /// The time assumed lost to clock drift in a lease of `length`.
@@ -141,6 +165,8 @@ impl Default for AcquireOptions {
             backoff: Backoff::default(),
             clock_drift: Self::DEFAULT_CLOCK_DRIFT,
             at_risk: Self::DEFAULT_AT_RISK,
+            max_hold: None,
+            owner_label: default_owner_label(),
         }
     }
 }
@@ -201,13 +227,28 @@ impl AcquireOptionsBuilder {
         self
     }
 
+    /// Sets [`max_hold`](AcquireOptions::max_hold).
+    #[must_use]
+    pub fn max_hold(mut self, max_hold: Duration) -> Self {
+        self.options.max_hold = Some(max_hold);
+        self
+    }
+
+    /// Sets [`owner_label`](AcquireOptions::owner_label).
+    #[must_use]
+    pub fn owner_label(mut self, label: impl Into<Arc<str>>) -> Self {
+        self.options.owner_label = label.into();
+        self
+    }
+
     /// Validates and returns the options.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) if the lease is outside
-    /// [`MIN_LEASE`](AcquireOptions::MIN_LEASE)..=[`MAX_LEASE`](AcquireOptions::MAX_LEASE)
-    /// or a share is out of range.
+    /// [`MIN_LEASE`](AcquireOptions::MIN_LEASE)..=[`MAX_LEASE`](AcquireOptions::MAX_LEASE),
+    /// a share is out of range, `max_hold` is below the minimum lease or the owner label is
+    /// empty, too long or not printable.
     pub fn build(self) -> Result<AcquireOptions> {
         self.options.validate()?;
         Ok(self.options)
@@ -250,6 +291,12 @@ mod tests {
                 "clock drift",
             ),
             (AcquireOptions::builder().at_risk(0.0), "at-risk"),
+            (
+                AcquireOptions::builder().max_hold(Duration::from_millis(1)),
+                "max_hold",
+            ),
+            (AcquireOptions::builder().owner_label(""), "owner label"),
+            (AcquireOptions::builder().owner_label("a\nb"), "owner label"),
         ];
         for (builder, word) in cases {
             let error = builder.build().expect_err("accepted");

@@ -8,6 +8,7 @@ use tracing::field::Empty;
 
 use crate::backend::cleanup::ArmedAttempt;
 use crate::backend::{Busy, Deadline, LockSteps, Try};
+use crate::telemetry::{self, Outcome};
 use crate::{AcquireOptions, Backoff, LockGuard, LockName, Result};
 
 /// Acquires `name` through `steps`, waiting up to `options.wait`: `Ok(None)` when the wait
@@ -45,17 +46,25 @@ pub async fn acquire<S: LockSteps>(
         lock = %name,
         wait = ?options.wait,
         outcome = Empty,
+        error = Empty,
         tries = Empty,
         fencing_token = Empty,
     );
+    let started = Instant::now();
     let outcome = run(steps, name, options).instrument(span.clone()).await;
-    match &outcome {
-        Ok(Some(guard)) => span
-            .record("outcome", "granted")
-            .record("fencing_token", guard.fencing_token()),
-        Ok(None) => span.record("outcome", "timed out"),
-        Err(error) => span.record("outcome", tracing::field::display(error)),
+    let ended = match &outcome {
+        Ok(Some(guard)) => {
+            span.record("fencing_token", guard.fencing_token());
+            Outcome::Granted
+        }
+        Ok(None) => Outcome::TimedOut,
+        Err(error) => {
+            span.record("error", tracing::field::display(error));
+            Outcome::Error
+        }
     };
+    span.record("outcome", ended.as_str());
+    telemetry::acquisition(steps.backend(), ended, started.elapsed());
     outcome.map_err(context)
 }
 

@@ -7,9 +7,10 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::HeldLock;
-use crate::backend::lease::{Lease, Monitor};
+use crate::backend::lease::{Lease, LeaseTerms};
+use crate::backend::monitor::Monitor;
 use crate::guard::GuardParts;
-use crate::{AcquireOptions, LockGuard, LockHandle, LockName};
+use crate::{AcquireOptions, LockGuard, LockHandle, LockName, telemetry};
 
 /// A successful try: the fencing token, the hold's server side, and its lease.
 ///
@@ -67,12 +68,16 @@ impl Grant {
         let at_risk = lost.child_token();
         let stop = CancellationToken::new();
         let length = self.fixed_lease.unwrap_or(options.lease);
-        let lease = Arc::new(Lease::new(
-            self.sent,
+        let handle = LockHandle::new(name, self.fencing_token, lost.clone());
+        let lease = Arc::new(Lease::new(LeaseTerms {
+            sent: self.sent,
             length,
-            options.clock_drift,
-            options.at_risk,
-        ));
+            drift: options.clock_drift,
+            at_risk: options.at_risk,
+            max_hold: options.hold_limit(),
+            backend,
+            handle: handle.clone(),
+        }));
         Monitor {
             lease: Arc::clone(&lease),
             held: Arc::clone(&self.held),
@@ -82,8 +87,9 @@ impl Grant {
             stop: stop.clone(),
         }
         .spawn();
+        telemetry::hold_started(backend);
         LockGuard::from_parts(GuardParts {
-            handle: LockHandle::new(name, self.fencing_token, lost),
+            handle,
             backend,
             held: self.held,
             lease,

@@ -1,15 +1,16 @@
 //! The lease as the holder knows it: renewed one request at a time, ended early by the clock
-//! drift margin, and watched by a monitor task that raises the at-risk and lost signals.
+//! drift margin, bounded by the hold's `max_hold`, and watched by the
+//! [monitor](super::monitor) that raises the at-risk and lost signals.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::Notify;
-use tokio::time::{Instant, sleep_until};
-use tokio_util::sync::CancellationToken;
+use tokio::time::Instant;
+use tracing::Instrument;
 
-use crate::Result;
 use crate::backend::HeldLock;
+use crate::{LockHandle, Result, telemetry};
 
 /// The lease on the local monotonic clock: the server holds the lock for us at least until
 /// [`valid_until`](Lease::valid_until).
@@ -19,40 +20,96 @@ pub(crate) struct Lease {
     /// Held for the whole of one renewal: an older request's answer can never overwrite a
     /// newer one's, so the end recorded is always the last one the server confirmed.
     renewing: tokio::sync::Mutex<()>,
-    changed: Notify,
+    pub(super) changed: Notify,
     /// The share of each lease assumed lost to clock drift.
     drift: f64,
     /// The share of the lease below which the hold is at risk.
     at_risk: f64,
+    /// No renewal reaches past this instant (`max_hold` after the grant).
+    hold_until: Option<Instant>,
+    /// Which hold this is, for spans and metrics.
+    backend: &'static str,
+    handle: LockHandle,
+}
+
+/// How a [`Lease`] is set up.
+pub(crate) struct LeaseTerms {
+    pub(crate) sent: Instant,
+    pub(crate) length: Duration,
+    pub(crate) drift: f64,
+    pub(crate) at_risk: f64,
+    pub(crate) max_hold: Option<Duration>,
+    pub(crate) backend: &'static str,
+    pub(crate) handle: LockHandle,
 }
 
 #[derive(Clone, Copy, Debug)]
-struct LeaseState {
+pub(super) struct LeaseState {
     /// The confirmed lease end, less the drift margin.
-    end: Instant,
+    pub(super) end: Instant,
     /// The length each renewal asks for.
-    length: Duration,
+    pub(super) length: Duration,
     /// The last renewal failed (or none succeeded since one failed).
     failing: bool,
 }
 
 impl Lease {
-    /// A lease of `length` granted by a request sent at `sent`.
-    pub(crate) fn new(sent: Instant, length: Duration, drift: f64, at_risk: f64) -> Self {
+    /// A lease of `terms.length` granted by a request sent at `terms.sent`.
+    pub(crate) fn new(terms: LeaseTerms) -> Self {
+        let hold_until = terms
+            .max_hold
+            .and_then(|limit| terms.sent.checked_add(limit));
+        let mut end = end_of(terms.sent, terms.length, terms.drift);
+        if let Some(limit) = hold_until {
+            end = end.min(limit);
+        }
         Self {
             state: Mutex::new(LeaseState {
-                end: end_of(sent, length, drift),
-                length,
+                end,
+                length: terms.length,
                 failing: false,
             }),
             renewing: tokio::sync::Mutex::new(()),
             changed: Notify::new(),
-            drift,
-            at_risk,
+            drift: terms.drift,
+            at_risk: terms.at_risk,
+            hold_until,
+            backend: terms.backend,
+            handle: terms.handle,
         }
     }
 
-    fn state(&self) -> LeaseState {
+    /// The hold this lease belongs to.
+    pub(crate) fn handle(&self) -> &LockHandle {
+        &self.handle
+    }
+
+    /// The backend's short name.
+    pub(crate) fn backend(&self) -> &'static str {
+        self.backend
+    }
+
+    /// When the hold reaches its `max_hold`, if it has one.
+    pub(crate) fn hold_until(&self) -> Option<Instant> {
+        self.hold_until
+    }
+
+    /// The longest lease a renewal at `now` may ask for instead of `wanted`: cut to end at
+    /// the `max_hold` limit. `None` once the limit is (all but) reached: no more renewals.
+    pub(crate) fn allowed(&self, wanted: Duration, now: Instant) -> Option<Duration> {
+        let Some(limit) = self.hold_until else {
+            return Some(wanted);
+        };
+        let left = limit.saturating_duration_since(now);
+        (left >= Duration::from_millis(1)).then(|| wanted.min(left))
+    }
+
+    /// The length renewals currently ask for.
+    pub(crate) fn length(&self) -> Duration {
+        self.state().length
+    }
+
+    pub(super) fn state(&self) -> LeaseState {
         *self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -77,8 +134,21 @@ impl Lease {
     /// flight first, and records the answer.
     pub(crate) async fn renew(&self, held: &dyn HeldLock, length: Duration) -> Result<bool> {
         let _turn = self.renewing.lock().await;
+        let span = tracing::debug_span!(
+            "distlock.renew",
+            backend = self.backend,
+            lock = %self.handle.name(),
+            fencing_token = self.handle.fencing_token(),
+            outcome = tracing::field::Empty,
+        );
         let sent = Instant::now();
-        let answer = held.renew(length).await;
+        let answer = held.renew(length).instrument(span.clone()).await;
+        let outcome = answer.as_ref().ok().copied();
+        telemetry::renewal(self.backend, outcome, sent.elapsed());
+        match &answer {
+            Ok(_) => span.record("outcome", telemetry::renewal_outcome(outcome)),
+            Err(error) => span.record("outcome", tracing::field::display(error)),
+        };
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         match answer {
             Ok(true) => {
@@ -102,83 +172,4 @@ fn end_of(sent: Instant, length: Duration, drift: f64) -> Instant {
     let trusted = length.saturating_sub(length.mul_f64(drift));
     sent.checked_add(trusted)
         .unwrap_or_else(|| sent + Duration::from_secs(86_400 * 365 * 30))
-}
-
-/// What the monitor watches and signals.
-pub(crate) struct Monitor {
-    pub(crate) lease: Arc<Lease>,
-    pub(crate) held: Arc<dyn HeldLock>,
-    pub(crate) auto_renew: bool,
-    pub(crate) at_risk: CancellationToken,
-    pub(crate) lost: CancellationToken,
-    pub(crate) stop: CancellationToken,
-}
-
-impl Monitor {
-    /// Spawns the task: it renews every third of the lease when `auto_renew` is on, fires
-    /// `at_risk` once less than the at-risk share of the lease is left, and `lost` when a
-    /// renewal finds the hold gone or the local clock passes the lease end. It ends with
-    /// `stop` or `lost`.
-    pub(crate) fn spawn(self) {
-        tokio::spawn(async move {
-            let (stop, lost) = (self.stop.clone(), self.lost.clone());
-            tokio::select! {
-                () = stop.cancelled() => {}
-                () = lost.cancelled() => {}
-                () = self.watch() => lost.cancel(),
-            }
-        });
-    }
-
-    /// Runs until the hold is lost; returning means "fire the lost signal".
-    async fn watch(&self) {
-        let lease = &*self.lease;
-        let mut next_renewal = Instant::now() + lease.state().length / 3;
-        loop {
-            let state = lease.state();
-            let now = Instant::now();
-            if now >= state.end {
-                return;
-            }
-            let risk_at = lease.at_risk_at();
-            if now >= risk_at {
-                self.at_risk.cancel();
-            }
-            let renewal_due = async {
-                if self.auto_renew {
-                    sleep_until(next_renewal).await;
-                } else {
-                    std::future::pending::<()>().await;
-                }
-            };
-            tokio::select! {
-                biased;
-                () = sleep_until(state.end) => return,
-                () = lease.changed.notified() => {
-                    next_renewal = Instant::now() + lease.state().length / 3;
-                    continue;
-                }
-                () = sleep_until(risk_at), if !self.at_risk.is_cancelled() => continue,
-                () = renewal_due => {}
-            }
-            let renewed = tokio::select! {
-                biased;
-                () = sleep_until(state.end) => return,
-                renewed = lease.renew(&*self.held, state.length) => renewed,
-            };
-            match renewed {
-                Ok(true) => next_renewal = Instant::now() + state.length / 3,
-                Ok(false) => return,
-                Err(error) => {
-                    tracing::warn!(%error, held = ?self.held, "lease renewal failed; retrying until the lease ends");
-                    next_renewal = Instant::now() + retry_delay(state.length);
-                }
-            }
-        }
-    }
-}
-
-/// How soon to retry a failed renewal: often enough for several tries within one lease.
-fn retry_delay(length: Duration) -> Duration {
-    (length / 10).clamp(Duration::from_millis(10), Duration::from_secs(1))
 }

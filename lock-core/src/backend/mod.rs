@@ -20,6 +20,7 @@ mod engine;
 mod grant;
 mod held;
 pub(crate) mod lease;
+mod monitor;
 mod service;
 mod steps;
 

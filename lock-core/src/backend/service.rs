@@ -8,7 +8,8 @@ use crate::{AcquireOptions, Result};
 /// Settings every backend's builder takes, by method (see [`ServiceBuilder`]) or as URL
 /// parameters of the same name: `connect_timeout`, `operation_timeout`, and the defaults of
 /// acquisitions made with [`DistributedLockExt`](crate::DistributedLockExt)'s conveniences:
-/// `lease`, `wait`, `clock_drift`, `at_risk`. A builder method overrides the URL.
+/// `lease`, `wait`, `clock_drift`, `at_risk`, `max_hold`, `owner_label`. A builder method
+/// overrides the URL.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceOptions {
     connect_timeout: Option<Duration>,
@@ -17,6 +18,8 @@ pub struct ServiceOptions {
     wait: Option<Duration>,
     clock_drift: Option<f64>,
     at_risk: Option<f64>,
+    max_hold: Option<Duration>,
+    owner_label: Option<String>,
 }
 
 /// [`ServiceOptions`] resolved against a URL and the defaults.
@@ -33,13 +36,15 @@ pub struct Service {
 
 impl ServiceOptions {
     /// The URL parameters these options read.
-    pub const KEYS: [&'static str; 6] = [
+    pub const KEYS: [&'static str; 8] = [
         "connect_timeout",
         "operation_timeout",
         "lease",
         "wait",
         "clock_drift",
         "at_risk",
+        "max_hold",
+        "owner_label",
     ];
 
     /// The default connect and operation timeout.
@@ -83,6 +88,12 @@ impl ServiceOptions {
             .or(url.take_parsed("at_risk", "a share such as 0.33")?)
         {
             defaults.at_risk = share;
+        }
+        if let Some(max_hold) = self.max_hold.or(url.take_duration("max_hold")?) {
+            defaults.max_hold = Some(max_hold);
+        }
+        if let Some(label) = self.owner_label.clone().or(url.take("owner_label")) {
+            defaults.owner_label = label.into();
         }
         defaults
             .validate()
@@ -164,6 +175,22 @@ pub trait ServiceBuilder: Sized {
     #[must_use]
     fn at_risk(mut self, share: f64) -> Self {
         self.service_options().at_risk = Some(share);
+        self
+    }
+
+    /// The longest any hold may last, renewals included (default: no bound; see
+    /// [`AcquireOptions::max_hold`]).
+    #[must_use]
+    fn max_hold(mut self, max_hold: Duration) -> Self {
+        self.service_options().max_hold = Some(max_hold);
+        self
+    }
+
+    /// The label holds carry for operators (default `HOST:PID`; see
+    /// [`AcquireOptions::owner_label`]).
+    #[must_use]
+    fn owner_label(mut self, label: impl Into<String>) -> Self {
+        self.service_options().owner_label = Some(label.into());
         self
     }
 }

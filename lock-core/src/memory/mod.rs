@@ -1,6 +1,7 @@
 //! The in-memory backend: the reference semantics, a test double for users, and the worked
 //! example of a backend on the engine.
 
+mod admin;
 mod held;
 mod registry;
 mod steps;
@@ -11,7 +12,9 @@ use async_trait::async_trait;
 
 use crate::backend::ServiceOptions;
 use crate::url::LockUrl;
-use crate::{AcquireOptions, Capabilities, DistributedLock, LockGuard, LockName, Result};
+use crate::{
+    AcquireOptions, Capabilities, DistributedLock, LockGuard, LockName, LockStatus, Result,
+};
 use steps::Shared;
 
 /// Locks shared by everything in this process that clones one `MemoryLock`.
@@ -117,6 +120,18 @@ impl DistributedLock for MemoryLock {
 
     fn default_options(&self) -> AcquireOptions {
         self.defaults.clone()
+    }
+
+    async fn inspect(&self, name: &LockName) -> Result<LockStatus> {
+        Ok(self.shared.status(name))
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<LockName>> {
+        Ok(self.shared.held_names(prefix))
+    }
+
+    async fn force_release(&self, name: &LockName, fencing_token: u64) -> Result<bool> {
+        Ok(self.shared.force_release(name, fencing_token))
     }
 
     fn service_identity(&self) -> usize {

@@ -25,16 +25,20 @@ pub(crate) struct Shared {
 #[derive(Debug, Default)]
 pub(super) struct Entry {
     /// The last fencing token granted for this name.
-    fence: u64,
+    pub(super) fence: u64,
     pub(super) holder: Option<Holder>,
     /// Wakes waiters when the holder releases.
     pub(super) released: Arc<Notify>,
+    /// Acquisitions waiting for this name now.
+    pub(super) waiters: u64,
 }
 
 #[derive(Debug)]
 pub(super) struct Holder {
     pub(super) owner: u128,
     pub(super) lease_end: Instant,
+    pub(super) label: Arc<str>,
+    pub(super) granted_at: std::time::SystemTime,
 }
 
 impl Entry {
@@ -63,7 +67,7 @@ pub(super) fn lock(entries: &Entries) -> MutexGuard<'_, HashMap<LockName, Entry>
 }
 
 impl Shared {
-    fn entries(&self) -> MutexGuard<'_, HashMap<LockName, Entry>> {
+    pub(super) fn entries(&self) -> MutexGuard<'_, HashMap<LockName, Entry>> {
         lock(&self.entries)
     }
 
@@ -91,12 +95,30 @@ impl Shared {
     }
 }
 
-/// One acquisition: the name, its lease, and the name's wake-up once it was found held.
+/// One acquisition: the name, its lease and label, and once it was found held, the name's
+/// wake-up and its place among the waiters.
 #[derive(Debug)]
 pub(crate) struct Attempt {
     name: LockName,
     lease: Duration,
+    label: Arc<str>,
     released: Option<Arc<Notify>>,
+    waiting: Option<Waiting>,
+}
+
+/// Counts one attempt among its name's waiters for as long as it lives.
+#[derive(Debug)]
+struct Waiting {
+    entries: Arc<Entries>,
+    name: LockName,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if let Some(entry) = lock(&self.entries).get_mut(&self.name) {
+            entry.waiters = entry.waiters.saturating_sub(1);
+        }
+    }
 }
 
 #[async_trait]
@@ -115,7 +137,9 @@ impl LockSteps for Shared {
         Attempt {
             name: name.clone(),
             lease: options.lease,
+            label: Arc::clone(&options.owner_label),
             released: None,
+            waiting: None,
         }
     }
 
@@ -126,6 +150,13 @@ impl LockSteps for Shared {
         if let Some(holder) = entry.live_holder(now) {
             let left = holder.lease_end - now;
             attempt.released = Some(Arc::clone(&entry.released));
+            if attempt.waiting.is_none() {
+                entry.waiters += 1;
+                attempt.waiting = Some(Waiting {
+                    entries: Arc::clone(&self.entries),
+                    name: attempt.name.clone(),
+                });
+            }
             return Ok(Try::Busy(Busy::pushed().within(left)));
         }
         let owner = rand::random::<u128>();
@@ -133,9 +164,15 @@ impl LockSteps for Shared {
         entry.holder = Some(Holder {
             owner,
             lease_end: lease_end(now, attempt.lease),
+            label: Arc::clone(&attempt.label),
+            granted_at: std::time::SystemTime::now(),
         });
+        let fence = entry.fence;
+        drop(entries);
+        // No longer waiting: the name's waiter count drops with the mark.
+        attempt.waiting = None;
         let held = MemoryHeld::new(Arc::clone(&self.entries), attempt.name.clone(), owner);
-        Ok(Try::Granted(Grant::new(entry.fence, Arc::new(held), now)))
+        Ok(Try::Granted(Grant::new(fence, Arc::new(held), now)))
     }
 
     async fn wait(&self, attempt: &mut Attempt, until: Deadline) {
