@@ -247,11 +247,7 @@ impl LockGuard {
             ))),
             Ok(_) => {
                 self.handle.lost().cancel();
-                telemetry::lost(
-                    self.backend,
-                    &self.handle,
-                    telemetry::LostCause::NotOwner,
-                );
+                telemetry::lost(self.backend, &self.handle, telemetry::LostCause::NotOwner);
                 Err(self.context(Error::new(
                     ErrorKind::NotHeld,
                     "the server shows the lock is no longer ours",

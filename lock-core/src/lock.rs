@@ -92,7 +92,8 @@ pub trait DistributedLock: Send + Sync + fmt::Debug {
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe: the release happens on the server in one step or not at all.
+    /// Cancel safe: the release happens on the server in one step or not at all. A request
+    /// already sent when the future is dropped may still take effect shortly afterwards.
     ///
     /// # Errors
     ///

@@ -4,7 +4,7 @@
 //! Metrics go through the [`metrics`](https://docs.rs/metrics) facade when the `metrics`
 //! feature is on (the application installs the exporter); with it off, the metric calls
 //! compile to nothing. Names follow OpenTelemetry's style (dot-separated, unit in the
-//! description; a Prometheus exporter writes `distlock_lock_acquisitions_total` and so on).
+//! description; a Prometheus exporter writes `distlock_lock_acquisitions` and so on).
 //! Every metric carries a `backend` label (`redis`, `postgres`, ...); none carries the lock
 //! name, whose number is unbounded.
 //!
@@ -173,7 +173,11 @@ pub(crate) fn lost(backend: &'static str, handle: &LockHandle, cause: LostCause)
 pub fn describe_metrics() {
     use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
     describe_counter!(ACQUISITIONS, "Lock acquisitions ended, by outcome");
-    describe_histogram!(WAIT_DURATION, Unit::Seconds, "Time from acquire call to outcome");
+    describe_histogram!(
+        WAIT_DURATION,
+        Unit::Seconds,
+        "Time from acquire call to outcome"
+    );
     describe_histogram!(HOLD_DURATION, Unit::Seconds, "Time from grant to release");
     describe_gauge!(HELD, "Lock guards alive");
     describe_counter!(RENEWALS, "Lease renewals answered, by outcome");
