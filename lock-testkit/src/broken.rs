@@ -7,7 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use lock_core::backend::{Grant, HeldLock};
 use lock_core::{
-    AcquireOptions, Capabilities, DistributedLock, LockGuard, LockName, MemoryLock, Result,
+    AcquireOptions, Capabilities, DistributedLock, LockGuard, LockName, LockStatus, MemoryLock,
+    Result,
 };
 use tokio::sync::Mutex;
 use tokio::time::Instant;
@@ -26,6 +27,12 @@ pub enum Breakage {
     OverstatedLease,
     /// URLs with unknown parameters or broken escapes are accepted.
     LaxUrls,
+    /// `force_release` ignores the fencing token: it ends whatever hold there is.
+    ForceReleaseIgnoresToken,
+    /// `max_hold` is ignored: holds renew for as long as the guard lives.
+    NoMaxHold,
+    /// `inspect` never counts waiters.
+    NoWaiterCount,
 }
 
 /// A lock that claims the full contract but breaks one rule.
@@ -96,6 +103,11 @@ impl DistributedLock for BrokenLock {
         name: &LockName,
         options: &AcquireOptions,
     ) -> Result<Option<LockGuard>> {
+        let mut options = options.clone();
+        if self.breakage == Breakage::NoMaxHold {
+            options.max_hold = None;
+        }
+        let options = &options;
         let grant = self.grants.fetch_add(1, Ordering::SeqCst) + 1;
         let real = match self.breakage {
             Breakage::NoMutualExclusion => None,
@@ -125,6 +137,25 @@ impl DistributedLock for BrokenLock {
 
     fn backend(&self) -> &'static str {
         "broken"
+    }
+
+    async fn inspect(&self, name: &LockName) -> Result<LockStatus> {
+        let mut status = self.inner.inspect(name).await?;
+        if self.breakage == Breakage::NoWaiterCount {
+            status.waiters = 0;
+        }
+        Ok(status)
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<LockName>> {
+        self.inner.list(prefix).await
+    }
+
+    async fn force_release(&self, name: &LockName, fencing_token: u64) -> Result<bool> {
+        if self.breakage == Breakage::ForceReleaseIgnoresToken {
+            return Ok(self.inner.sever(name));
+        }
+        self.inner.force_release(name, fencing_token).await
     }
 
     fn capabilities(&self) -> Capabilities {

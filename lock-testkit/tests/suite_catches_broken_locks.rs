@@ -6,7 +6,9 @@ use std::sync::Arc;
 use lock_testkit::broken::Breakage;
 use lock_testkit::conformance::{
     contention_16_clients_zero_overlaps, fencing_tokens_strictly_increase,
-    lost_signal_fires_when_severed, malformed_urls_are_invalid_input_before_io,
+    force_release_frees_only_the_current_token,
+    inspect_shows_holder_waiters_and_nothing_after_release, lost_signal_fires_when_severed,
+    malformed_urls_are_invalid_input_before_io, max_hold_ends_the_hold_on_schedule,
     racing_extends_never_overstate_the_lease, release_after_loss_is_not_held_and_spares_new_holder,
     try_acquire_on_held_returns_none, with_lock_lost_mid_closure_drops_it,
 };
@@ -87,6 +89,29 @@ async fn url_case_catches_a_backend_that_accepts_unknown_parameters() {
     assert_fails(
         "malformed URLs",
         malformed_urls_are_invalid_input_before_io(target),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn operator_cases_catch_a_token_blind_force_release_and_uncounted_waiters() {
+    assert_fails(
+        "force_release",
+        force_release_frees_only_the_current_token(broken(Breakage::ForceReleaseIgnoresToken)),
+    )
+    .await;
+    assert_fails(
+        "inspect waiters",
+        inspect_shows_holder_waiters_and_nothing_after_release(broken(Breakage::NoWaiterCount)),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn max_hold_case_catches_a_lock_that_renews_for_ever() {
+    assert_fails(
+        "max_hold",
+        max_hold_ends_the_hold_on_schedule(broken(Breakage::NoMaxHold)),
     )
     .await;
 }

@@ -6,9 +6,12 @@
 //! own, so cases run in parallel against one shared server.
 
 mod basic;
+mod bounded;
 mod cancel;
 mod config;
 mod contention;
+mod force;
+mod inspect;
 mod lease;
 mod loss;
 mod support;
@@ -28,11 +31,20 @@ pub use basic::{
     odd_names_work_and_stay_distinct, try_acquire_on_held_returns_none,
     waiter_acquires_soon_after_release,
 };
+pub use bounded::{
+    at_risk_fires_before_lost_on_a_stalled_link, max_hold_ends_the_hold_on_schedule,
+};
 pub use cancel::cancelled_acquires_leave_lock_acquirable;
 pub use config::{
     duration_max_waits_forever_and_refuses_as_a_lease, malformed_urls_are_invalid_input_before_io,
 };
 pub use contention::{contention_16_clients_zero_overlaps, fencing_tokens_strictly_increase};
+pub use force::{
+    force_release_cancelled_midway_is_all_or_nothing, force_release_frees_only_the_current_token,
+};
+pub use inspect::{
+    inspect_shows_holder_waiters_and_nothing_after_release, list_shows_held_names_under_a_prefix,
+};
 pub use lease::racing_extends_never_overstate_the_lease;
 pub use loss::{
     lease_renewal_keeps_lock_past_lease, lost_signal_fires_when_severed,
@@ -62,6 +74,25 @@ pub trait ConformanceTarget: Send + Sync + 'static {
         addr: SocketAddr,
         timeout: Duration,
     ) -> Option<Result<Arc<dyn DistributedLock>>>;
+
+    /// The server's address (one of them, for an ensemble), for cases that put a
+    /// [`FaultProxy`](crate::faults::FaultProxy) in front of it. `None` for backends without a
+    /// network server: those cases are skipped.
+    fn server_addr(&self) -> Option<SocketAddr> {
+        None
+    }
+
+    /// A client of this target's server reached at `addr` (a proxy in front of
+    /// [`server_addr`](ConformanceTarget::server_addr)) with `timeout` as its connection and
+    /// operation timeout (on ZooKeeper, its session timeout too). By default, the
+    /// [`unreachable_client`](ConformanceTarget::unreachable_client) for `addr`.
+    async fn client_at(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Option<Result<Arc<dyn DistributedLock>>> {
+        self.unreachable_client(addr, timeout).await
+    }
 
     /// A URL a new client of this target connects with (`None`: the URL cases are skipped).
     fn url(&self) -> Option<String> {
