@@ -6,7 +6,8 @@ use lock_core::{Error, LockName, Result};
 /// touch one Redis Cluster slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct LockKeys {
-    /// `{PREFIX:NAME}`: holds the owner's token while the lock is held, nothing else.
+    /// `{PREFIX:NAME}`: while the lock is held, `OWNER_TOKEN GRANTED_MS LABEL`: the owner's
+    /// fixed-length token, the grant time (server clock, ms since the epoch), the owner label.
     pub(crate) lock: String,
     /// `{PREFIX:NAME}:fence`: the fencing counter, incremented on every grant, never expires.
     pub(crate) fence: String,
@@ -14,7 +15,8 @@ pub(crate) struct LockKeys {
     pub(crate) channel: String,
     /// `{PREFIX:NAME}:queue`: waiters' tokens by arrival time (a sorted set).
     pub(crate) queue: String,
-    /// `{PREFIX:NAME}:queue:expiry`: when each queued waiter is dropped unless it refreshes.
+    /// `{PREFIX:NAME}:queue:expiry`: when each waiter is dropped unless it refreshes (queued
+    /// waiters, and Redlock's polling waiters, which are counted here but never queued).
     pub(crate) queue_expiry: String,
 }
 
@@ -34,7 +36,7 @@ impl LockKeys {
 
 /// Escapes the characters that could end or open a hash tag early (`{`, `}`), and the escape
 /// character itself, so the mapping stays one-to-one: two names never share a key.
-fn escape(name: &str) -> String {
+pub(crate) fn escape(name: &str) -> String {
     let mut escaped = String::with_capacity(name.len());
     for c in name.chars() {
         match c {
@@ -45,6 +47,28 @@ fn escape(name: &str) -> String {
         }
     }
     escaped
+}
+
+/// Undoes [`escape`]; `None` for text `escape` cannot have made (a key that is not ours).
+pub(crate) fn unescape(escaped: &str) -> Option<String> {
+    let mut name = String::with_capacity(escaped.len());
+    let mut rest = escaped;
+    while let Some(at) = rest.find('%') {
+        name.push_str(&rest[..at]);
+        let (code, tail) = (rest.get(at + 1..at + 3)?, &rest[at + 3..]);
+        name.push(match code {
+            "25" => '%',
+            "7B" => '{',
+            "7D" => '}',
+            _ => return None,
+        });
+        rest = tail;
+    }
+    if rest.contains(['{', '}']) {
+        return None;
+    }
+    name.push_str(rest);
+    Some(name)
 }
 
 /// Checks a key prefix: non-empty, printable, and free of the braces that delimit the hash tag.
@@ -94,6 +118,12 @@ mod tests {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), names.len(), "{mapped:?}");
+        for name in names {
+            assert_eq!(unescape(&escape(name)).as_deref(), Some(name));
+        }
+        for foreign in ["a%", "a%7", "a%41", "a{b", "a}b"] {
+            assert_eq!(unescape(foreign), None, "{foreign:?}");
+        }
     }
 
     #[test]

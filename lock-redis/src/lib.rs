@@ -1,14 +1,19 @@
 #![doc = include_str!("../README.md")]
 
+mod admin;
 mod builder;
 mod error;
 mod eviction;
 mod held;
+mod invocation;
 mod keys;
 mod link;
+mod listing;
 mod node;
 mod redlock;
+mod redlock_admin;
 mod redlock_held;
+mod redlock_settle;
 mod redlock_steps;
 mod replicas;
 mod settings;

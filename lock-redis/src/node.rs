@@ -1,22 +1,13 @@
 //! One Redis master as the lock scripts see it: acquire, release, renew, raise the fence.
 
-use std::sync::LazyLock;
 use std::time::Duration;
 
 use lock_core::Result;
-use redis::Script;
 
 use crate::error::unexpected_reply;
+use crate::invocation::{self, Fence, Owner, RAISE_FENCE, RENEW, Waiting, millis};
 use crate::keys::LockKeys;
 use crate::link::Link;
-
-static ACQUIRE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/acquire.lua")));
-static RELEASE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/release.lua")));
-static RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/renew.lua")));
-static RAISE_FENCE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/raise_fence.lua")));
 
 /// What one acquire script run found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,38 +22,6 @@ pub(crate) enum Attempt {
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
     link: Link,
-}
-
-/// The acquire script's invocation for `token` on `keys`.
-pub(crate) fn acquire_invocation<'a>(
-    keys: &LockKeys,
-    token: &str,
-    lease: Duration,
-    queue_ttl: Option<Duration>,
-) -> redis::ScriptInvocation<'a> {
-    let mut invocation = ACQUIRE.prepare_invoke();
-    invocation
-        .key(&keys.lock)
-        .key(&keys.fence)
-        .key(&keys.queue)
-        .key(&keys.queue_expiry)
-        .arg(token)
-        .arg(millis(lease))
-        .arg(u8::from(queue_ttl.is_some()))
-        .arg(queue_ttl.map_or(0, millis));
-    invocation
-}
-
-/// The release script's invocation for `token` on `keys`.
-pub(crate) fn release_invocation<'a>(keys: &LockKeys, token: &str) -> redis::ScriptInvocation<'a> {
-    let mut invocation = RELEASE.prepare_invoke();
-    invocation
-        .key(&keys.lock)
-        .key(&keys.channel)
-        .key(&keys.queue)
-        .key(&keys.queue_expiry)
-        .arg(token);
-    invocation
 }
 
 /// Reads the acquire script's reply.
@@ -86,17 +45,19 @@ impl Node {
         &self.link
     }
 
-    /// Runs the acquire script: `SET NX PX` unless an earlier waiter is queued, and on success
-    /// the next fence. When not granted and `queue_ttl` is given, joins (or refreshes its place
-    /// in) the waiter queue for that long.
+    /// Runs the acquire script: `SET NX PX` (the value: `owner`'s token, the server time, its
+    /// label) unless an earlier waiter is queued, and on success the next fence (taken or
+    /// proposed, as `fence` says). When not granted, leaves what `waiting` says: a place in
+    /// the waiter queue, or a poller's count.
     pub(crate) async fn acquire(
         &self,
         keys: &LockKeys,
-        token: &str,
+        owner: Owner<'_>,
         lease: Duration,
-        queue_ttl: Option<Duration>,
+        waiting: Waiting<'_>,
+        fence: Fence,
     ) -> Result<Attempt> {
-        let invocation = acquire_invocation(keys, token, lease, queue_ttl);
+        let invocation = invocation::acquire(keys, owner, lease, waiting, fence);
         let reply = self
             .link
             .run(|mut connection| async move { invocation.invoke_async(&mut connection).await })
@@ -107,7 +68,17 @@ impl Node {
     /// Runs the release script, which also takes `token` out of the waiter queue: `true` when
     /// the lock was ours and is deleted.
     pub(crate) async fn release(&self, keys: &LockKeys, token: &str) -> Result<bool> {
-        let invocation = release_invocation(keys, token);
+        self.release_counted(keys, token, None).await
+    }
+
+    /// [`release`](Self::release), also dropping the count of polling waiter `poller`.
+    pub(crate) async fn release_counted(
+        &self,
+        keys: &LockKeys,
+        token: &str,
+        poller: Option<&str>,
+    ) -> Result<bool> {
+        let invocation = invocation::release(keys, token, poller);
         let (ours, _receivers): (i64, i64) = self
             .link
             .run(|mut connection| async move { invocation.invoke_async(&mut connection).await })
@@ -141,11 +112,15 @@ impl Node {
             .await?;
         Ok(())
     }
-}
 
-/// A duration in whole milliseconds, at least 1.
-pub(crate) fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis())
-        .unwrap_or(u64::MAX)
-        .max(1)
+    /// Drops the count of polling waiter `poller` (`ZREM`), once it no longer waits.
+    pub(crate) async fn uncount(&self, keys: &LockKeys, poller: &str) -> Result<()> {
+        let mut command = redis::cmd("ZREM");
+        command.arg(&keys.queue_expiry).arg(poller);
+        let _: i64 = self
+            .link
+            .run(|mut connection| async move { command.query_async(&mut connection).await })
+            .await?;
+        Ok(())
+    }
 }

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures_util::future::join_all;
 use lock_core::{
-    AcquireOptions, Capabilities, DistributedLock, Error, ErrorKind, LockGuard, LockName, Result,
+    AcquireOptions, Capabilities, DistributedLock, Error, ErrorKind, LockGuard, LockName,
+    LockStatus, Result,
 };
 
 use crate::builder::RedisLockBuilder;
@@ -70,7 +71,7 @@ impl Redlock {
             }
         }
         Ok(Self {
-            steps: Arc::new(Masters::new(nodes, settings.prefix)),
+            steps: Arc::new(Masters::new(nodes, settings.prefix, settings.waiter_ttl)),
             defaults: settings.service.defaults,
         })
     }
@@ -89,6 +90,50 @@ impl DistributedLock for Redlock {
         options: &AcquireOptions,
     ) -> Result<Option<LockGuard>> {
         lock_core::backend::acquire(&self.steps, name, options).await
+    }
+
+    /// Asks every master; reports a holder only when a majority shows the same owner (see
+    /// the crate docs for how its token, lease left and grant time are chosen). Waiters: the
+    /// most any master counts (every waiting acquisition is counted on each master it polls).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads.
+    ///
+    /// # Errors
+    ///
+    /// `Unavailable` when fewer than a majority of masters answer within the operation
+    /// timeout.
+    async fn inspect(&self, name: &LockName) -> Result<LockStatus> {
+        self.steps.status(name).await
+    }
+
+    /// The names held on a majority of masters (`SCAN` on each).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads.
+    ///
+    /// # Errors
+    ///
+    /// `Unavailable` when fewer than a majority of masters answer every `SCAN`.
+    async fn list(&self, prefix: &str) -> Result<Vec<LockName>> {
+        self.steps.held_names(prefix).await
+    }
+
+    /// Runs the token-checked force release on every master: `true` when it released on a
+    /// majority, `false` when a majority no longer holds that token.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: each master runs its script whole or not at all; a master it did not
+    /// reach keeps the hold until its lease ends, which a minority cannot use.
+    ///
+    /// # Errors
+    ///
+    /// `Unavailable` when too few masters answered to tell.
+    async fn force_release(&self, name: &LockName, fencing_token: u64) -> Result<bool> {
+        self.steps.force_release(name, fencing_token).await
     }
 
     fn backend(&self) -> &'static str {

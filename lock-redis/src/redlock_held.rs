@@ -32,34 +32,6 @@ impl RedlockHeld {
             drift,
         }
     }
-
-    /// Turns per-master answers into one: `true` with a majority of `true`, `false` once a
-    /// majority can no longer say `true`, otherwise the error of a master that failed.
-    fn verdict(&self, answers: Vec<Result<bool>>, operation: &'static str) -> Result<bool> {
-        let quorum = quorum(self.nodes.len());
-        let yes = answers.iter().filter(|a| matches!(a, Ok(true))).count();
-        let no = answers.iter().filter(|a| matches!(a, Ok(false))).count();
-        if yes >= quorum {
-            return Ok(true);
-        }
-        if no > self.nodes.len() - quorum {
-            return Ok(false);
-        }
-        let source = answers.into_iter().find_map(Result::err);
-        let error = Error::new(
-            ErrorKind::Unavailable,
-            format!(
-                "{operation}: only {} of {} Redis masters answered; Redlock needs {quorum}",
-                yes + no,
-                self.nodes.len()
-            ),
-        )
-        .with_operation(operation);
-        Err(match source {
-            Some(source) => error.with_source(source),
-            None => error,
-        })
-    }
 }
 
 #[async_trait]
@@ -71,7 +43,7 @@ impl HeldLock for RedlockHeld {
                 .map(|node| async { node.release(&self.keys, &self.token).await }),
         )
         .await;
-        self.verdict(answers, "release")
+        verdict(self.nodes.len(), answers, "release")
     }
 
     async fn renew(&self, lease: Duration) -> Result<bool> {
@@ -90,13 +62,52 @@ impl HeldLock for RedlockHeld {
             yes >= quorum || no > against
         })
         .await;
-        self.verdict(answers, "renew")
+        verdict(self.nodes.len(), answers, "renew")
     }
 }
 
-/// Compare-and-deletes `token`'s hold on every master, ignoring failures (leases end those).
-pub(crate) async fn release_all(nodes: &[Node], keys: &LockKeys, token: &str) {
-    let releases = nodes.iter().map(|node| node.release(keys, token));
+/// Turns the answers of `masters` masters into one: `true` with a majority of `true`, `false`
+/// once a majority can no longer say `true`, otherwise the error of a master that failed.
+pub(crate) fn verdict(
+    masters: usize,
+    answers: Vec<Result<bool>>,
+    operation: &'static str,
+) -> Result<bool> {
+    let quorum = quorum(masters);
+    let yes = answers.iter().filter(|a| matches!(a, Ok(true))).count();
+    let no = answers.iter().filter(|a| matches!(a, Ok(false))).count();
+    if yes >= quorum {
+        return Ok(true);
+    }
+    if no > masters - quorum {
+        return Ok(false);
+    }
+    let source = answers.into_iter().find_map(Result::err);
+    let error = Error::new(
+        ErrorKind::Unavailable,
+        format!(
+            "{operation}: only {} of {masters} Redis masters answered; Redlock needs {quorum}",
+            yes + no,
+        ),
+    )
+    .with_operation(operation);
+    Err(match source {
+        Some(source) => error.with_source(source),
+        None => error,
+    })
+}
+
+/// Compare-and-deletes `token`'s hold on every master, and drops the waiting count of
+/// `poller`, ignoring failures (leases and the counts' expiry end those).
+pub(crate) async fn release_all(
+    nodes: &[Node],
+    keys: &LockKeys,
+    token: &str,
+    poller: Option<&str>,
+) {
+    let releases = nodes
+        .iter()
+        .map(|node| node.release_counted(keys, token, poller));
     for outcome in join_all(releases).await {
         if let Err(error) = outcome {
             tracing::debug!(%error, "Redlock release on one master failed; its lease ends it");

@@ -3,48 +3,56 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::join_all;
 use lock_core::backend::{Busy, Grant, LockSteps, Try};
 use lock_core::{AcquireOptions, Error, ErrorKind, LockName, Result, async_trait};
 use tokio::time::Instant;
 
 use crate::error::BACKEND;
+use crate::invocation::{Fence, Owner, Waiting};
 use crate::keys::LockKeys;
 use crate::node::{Attempt, Node};
 use crate::redlock::quorum;
 use crate::redlock_held::{RedlockHeld, bounded, per_master_limit, release_all, until_decided};
+use crate::redlock_settle::settle;
 use crate::token::new_token;
 
 /// The masters, shared by a service's clones.
 #[derive(Debug)]
 pub(crate) struct Masters {
-    nodes: Vec<Node>,
-    prefix: String,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) prefix: String,
+    /// How long a waiting acquisition stays counted on a master without a new round.
+    waiter_ttl: Duration,
     /// The masters' names, for error context.
     names: String,
 }
 
 impl Masters {
-    pub(crate) fn new(nodes: Vec<Node>, prefix: String) -> Self {
+    pub(crate) fn new(nodes: Vec<Node>, prefix: String, waiter_ttl: Duration) -> Self {
         let names: Vec<&str> = nodes.iter().map(|node| node.link().name()).collect();
         let names = names.join(",");
         Self {
             nodes,
             prefix,
+            waiter_ttl,
             names,
         }
     }
 }
 
-/// One acquisition: the keys, the lease and its drift allowance, and the token of the round
-/// in flight (every round has its own, so a late answer of one round cannot count for
-/// another).
+/// One acquisition: the keys, owner label, lease and its drift allowance, and the token of the
+/// round in flight (every round has its own, so a late answer of one round cannot count for
+/// another). A waiting acquisition also has a poller id of its own, under which the masters
+/// count it as waiting (for `inspect`) between rounds; `counted` once a round may have done so.
 #[derive(Debug)]
 pub(crate) struct RedlockAttempt {
     keys: LockKeys,
+    label: Arc<str>,
     lease: Duration,
     drift: Duration,
     token: String,
+    poller: Option<String>,
+    counted: bool,
 }
 
 #[async_trait]
@@ -62,11 +70,14 @@ impl LockSteps for Masters {
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> RedlockAttempt {
         RedlockAttempt {
             keys: LockKeys::new(&self.prefix, name),
+            label: Arc::clone(&options.owner_label),
             lease: options.lease,
             // Redlock's allowance: the drift share of the lease plus 2 ms for the masters'
             // own timer resolution.
             drift: options.drift_margin(options.lease) + Duration::from_millis(2),
             token: String::new(),
+            poller: (options.wait != Some(Duration::ZERO)).then(new_token),
+            counted: false,
         }
     }
 
@@ -77,18 +88,25 @@ impl LockSteps for Masters {
         attempt.token = new_token();
         let RedlockAttempt {
             keys,
+            label,
             lease,
             drift,
             token,
+            poller,
+            counted,
         } = &*attempt;
+        let owner = Owner { token, label };
+        let waiting = poller.as_deref().map_or(Waiting::No, |id| Waiting::Poll {
+            id,
+            ttl: self.waiter_ttl,
+            counted: *counted,
+        });
         let limit = per_master_limit(nodes, *lease, *drift);
         let start = Instant::now();
         let against = nodes.len() - quorum;
         let calls = nodes.iter().map(|node| async move {
-            (
-                node,
-                bounded(limit, node.acquire(keys, token, *lease, None)).await,
-            )
+            let reply = node.acquire(keys, owner, *lease, waiting, Fence::Propose);
+            (node, bounded(limit, reply).await)
         });
         let replies = until_decided(calls, |replies| {
             let granted = replies
@@ -98,36 +116,27 @@ impl LockSteps for Masters {
             granted >= quorum || replies.len() - granted > against
         })
         .await;
-        let (mut granted, mut longest_pttl, mut failures) =
-            (Vec::new(), Some(Duration::ZERO), Vec::new());
+        let (mut granted, mut held, mut longest_pttl, mut failures) =
+            (Vec::new(), Vec::new(), Some(Duration::ZERO), Vec::new());
         for (node, reply) in replies {
             match reply {
                 Ok(Attempt::Granted(fence)) => granted.push((node, fence)),
                 Ok(Attempt::Held(pttl)) => {
+                    held.push(node);
                     longest_pttl = longest_pttl.zip(pttl).map(|(a, b)| a.max(b));
                 }
                 Err(error) => failures.push(error),
             }
         }
         if granted.len() >= quorum {
-            // Lift every granting master's counter to the token handed out, so any later
-            // majority (which shares a master with this one) counts past it.
-            let fence = granted.iter().map(|(_, fence)| *fence).max().unwrap_or(0);
-            let raised = join_all(granted.iter().map(|(node, own)| async move {
-                if *own == fence {
-                    Ok(())
-                } else {
-                    bounded(limit, node.raise_fence(keys, fence)).await
-                }
-            }))
-            .await;
-            let kept = raised.iter().filter(|outcome| outcome.is_ok()).count();
+            let (fence, kept) = settle(&granted, &held, keys, poller.as_deref(), limit).await;
             if kept >= quorum && start.elapsed() + *drift < *lease {
                 let held = RedlockHeld::new(nodes.clone(), keys.clone(), token.clone(), *drift);
                 return Ok(Try::Granted(Grant::new(fence, Arc::new(held), start)));
             }
         }
-        release_all(nodes, keys, token).await;
+        release_all(nodes, keys, token, None).await;
+        attempt.counted = attempt.poller.is_some();
         let answered = nodes.len() - failures.len();
         if answered < quorum {
             let error = Error::new(
@@ -143,18 +152,31 @@ impl LockSteps for Masters {
                 None => error,
             });
         }
-        let busy = Busy::polled();
-        Ok(Try::Busy(
-            match longest_pttl.filter(|pttl| !pttl.is_zero()) {
-                Some(pttl) => busy.within(pttl + Duration::from_millis(1)),
-                None => busy,
-            },
-        ))
+        let mut busy = Busy::polled();
+        if let Some(pttl) = longest_pttl.filter(|pttl| !pttl.is_zero()) {
+            busy = busy.within(pttl + Duration::from_millis(1));
+        }
+        if attempt.counted {
+            // The next round refreshes this acquisition's count before it expires.
+            busy = busy.within(self.waiter_ttl / 3);
+        }
+        Ok(Try::Busy(busy))
     }
 
-    /// Compare-and-deletes the round's token on every master (failures are left to the lease).
+    /// Drops the acquisition's waiting count on every master (a single try has none; the
+    /// last round's grants were released when it failed).
+    async fn abandon(&self, attempt: &mut RedlockAttempt) -> Result<()> {
+        if attempt.poller.is_none() {
+            return Ok(());
+        }
+        self.clean_up(attempt).await
+    }
+
+    /// Compare-and-deletes the round's token and drops the waiting count on every master
+    /// (failures are left to the lease and the count's expiry).
     async fn clean_up(&self, attempt: &mut RedlockAttempt) -> Result<()> {
-        release_all(&self.nodes, &attempt.keys, &attempt.token).await;
+        let poller = attempt.poller.as_deref();
+        release_all(&self.nodes, &attempt.keys, &attempt.token, poller).await;
         Ok(())
     }
 

@@ -9,9 +9,10 @@ use lock_core::{Error, ErrorKind, Result};
 use redis::aio::MultiplexedConnection;
 
 use crate::error::{from_redis, timed_out};
+use crate::invocation::{self, Fence, Owner, Waiting, millis};
 use crate::keys::LockKeys;
 use crate::link::{Link, open};
-use crate::node::{Attempt, acquire_invocation, read_attempt};
+use crate::node::{Attempt, read_attempt};
 
 /// The most idle `WAIT` connections kept for reuse.
 const IDLE: usize = 8;
@@ -63,11 +64,11 @@ impl Replicas {
         &self,
         connection: &mut MultiplexedConnection,
         keys: &LockKeys,
-        token: &str,
+        owner: Owner<'_>,
         lease: Duration,
-        queue_ttl: Option<Duration>,
+        waiting: Waiting<'_>,
     ) -> Result<Attempt> {
-        let invocation = acquire_invocation(keys, token, lease, queue_ttl);
+        let invocation = invocation::acquire(keys, owner, lease, waiting, Fence::Take);
         let reply = self
             .bounded(self.link.timeout(), invocation.invoke_async(connection))
             .await?;
@@ -76,7 +77,7 @@ impl Replicas {
             return Ok(attempt);
         }
         let mut wait = redis::cmd("WAIT");
-        wait.arg(self.count).arg(crate::node::millis(self.timeout));
+        wait.arg(self.count).arg(millis(self.timeout));
         let limit = self.timeout + self.link.timeout();
         let acknowledged: i64 = self.bounded(limit, wait.query_async(connection)).await?;
         let acknowledged = u64::try_from(acknowledged).unwrap_or(0);
@@ -84,7 +85,7 @@ impl Replicas {
             return Ok(attempt);
         }
         let outcome = match crate::node::Node::new(self.link.clone())
-            .release(keys, token)
+            .release(keys, owner.token)
             .await
         {
             Ok(_) => "the lock was released",
@@ -107,7 +108,7 @@ impl Replicas {
         keys: &LockKeys,
         token: &str,
     ) -> Result<()> {
-        let invocation = crate::node::release_invocation(keys, token);
+        let invocation = invocation::release(keys, token, None);
         let _: (i64, i64) = self
             .bounded(self.link.timeout(), invocation.invoke_async(connection))
             .await?;

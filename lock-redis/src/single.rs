@@ -3,10 +3,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use lock_core::{AcquireOptions, Capabilities, DistributedLock, LockGuard, LockName, Result};
+use lock_core::{
+    AcquireOptions, Capabilities, DistributedLock, LockGuard, LockName, LockStatus, Result,
+};
 
 use crate::builder::RedisLockBuilder;
 use crate::error::BACKEND;
+use crate::keys::LockKeys;
 use crate::link::Link;
 use crate::node::Node;
 use crate::replicas::Replicas;
@@ -67,7 +70,7 @@ impl RedisLock {
     #[cfg(feature = "testing")]
     #[doc(hidden)]
     pub fn keys_for(&self, name: &LockName) -> (String, String, String) {
-        let keys = crate::keys::LockKeys::new(&self.steps.prefix, name);
+        let keys = LockKeys::new(&self.steps.prefix, name);
         (keys.lock, keys.fence, keys.channel)
     }
 }
@@ -80,6 +83,65 @@ impl DistributedLock for RedisLock {
         options: &AcquireOptions,
     ) -> Result<Option<LockGuard>> {
         lock_core::backend::acquire(&self.steps, name, options).await
+    }
+
+    /// The holder from the lock key's value (`OWNER_TOKEN GRANTED_MS LABEL`) and the fence
+    /// counter, its lease left from `PTTL`, and the waiters whose queue entries are live, read
+    /// in one script. A key a plain `SET NX` client holds shows its value as the owner label,
+    /// with fencing token 0 and no grant time.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads.
+    ///
+    /// # Errors
+    ///
+    /// `Unavailable` when the master does not answer within the operation timeout, `Backend`
+    /// when it answers with an error.
+    async fn inspect(&self, name: &LockName) -> Result<LockStatus> {
+        let keys = LockKeys::new(&self.steps.prefix, name);
+        let status = self.steps.node.inspect(&keys).await;
+        let status = status.map_err(|error| error.with_operation("inspect"))?;
+        let holders = status
+            .holder
+            .map(|holder| holder.info)
+            .into_iter()
+            .collect();
+        Ok(LockStatus::new(holders, status.waiters))
+    }
+
+    /// The held names under `prefix`: `SCAN` over the lock keys (`MATCH {PREFIX:NAME_PREFIX*}`),
+    /// one command per batch of keys.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads.
+    ///
+    /// # Errors
+    ///
+    /// `Unavailable` when the master does not answer a `SCAN` within the operation timeout,
+    /// `Backend` when it answers with an error (a user not allowed to `SCAN`, for one).
+    async fn list(&self, prefix: &str) -> Result<Vec<LockName>> {
+        let names = self.steps.node.held_names(&self.steps.prefix, prefix).await;
+        names.map_err(|error| error.with_operation("list"))
+    }
+
+    /// Deletes the lock key in one script if it is held and the fence counter is
+    /// `fencing_token` (only grants raise it, so it is the live hold's token), and wakes the
+    /// first queued waiter as a release does.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: the script runs whole or not at all.
+    ///
+    /// # Errors
+    ///
+    /// `Unavailable` when the master does not answer within the operation timeout (the script
+    /// may still have run), `Backend` when it answers with an error.
+    async fn force_release(&self, name: &LockName, fencing_token: u64) -> Result<bool> {
+        let keys = LockKeys::new(&self.steps.prefix, name);
+        let released = self.steps.node.force_release(&keys, fencing_token).await;
+        released.map_err(|error| error.with_operation("force_release"))
     }
 
     fn backend(&self) -> &'static str {

@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use crate::error::BACKEND;
 use crate::held::SingleHeld;
+use crate::invocation::{Fence, Owner, Waiting};
 use crate::keys::LockKeys;
 use crate::node::{Attempt, Node};
 use crate::replicas::Replicas;
@@ -27,13 +28,14 @@ pub(crate) struct Single {
     pub(crate) waiter_ttl: Duration,
 }
 
-/// One acquisition: its keys and owner token, its queue ttl (waiting acquisitions queue; a
-/// single try only checks that nobody queued first), its subscription once it waits, and the
-/// dedicated connection of a replicated acquire in flight.
+/// One acquisition: its keys, owner token and label, its queue ttl (waiting acquisitions
+/// queue; a single try only checks that nobody queued first), its subscription once it
+/// waits, and the dedicated connection of a replicated acquire in flight.
 #[derive(Debug)]
 pub(crate) struct RedisAttempt {
     keys: LockKeys,
     token: String,
+    label: Arc<str>,
     lease: Duration,
     queue_ttl: Option<Duration>,
     subscription: Option<Subscription>,
@@ -44,15 +46,16 @@ impl Single {
     /// Runs the acquire script, on a dedicated connection followed by `WAIT` when replicas
     /// must acknowledge grants.
     async fn run_acquire(&self, attempt: &mut RedisAttempt) -> Result<Attempt> {
-        let RedisAttempt {
-            keys,
-            token,
-            lease,
-            queue_ttl,
-            ..
-        } = &*attempt;
+        let owner = Owner {
+            token: &attempt.token,
+            label: &attempt.label,
+        };
+        let waiting = attempt.queue_ttl.map_or(Waiting::No, Waiting::Queue);
         let Some(replicas) = &self.replicas else {
-            return self.node.acquire(keys, token, *lease, *queue_ttl).await;
+            let node = &self.node;
+            return node
+                .acquire(&attempt.keys, owner, attempt.lease, waiting, Fence::Take)
+                .await;
         };
         let mut connection = replicas.checkout().await?;
         // Kept until the outcome is known: a cleanup then runs on this connection, after the
@@ -62,9 +65,9 @@ impl Single {
             .acquire(
                 &mut connection,
                 &attempt.keys,
-                &attempt.token,
+                owner,
                 attempt.lease,
-                attempt.queue_ttl,
+                waiting,
             )
             .await?;
         attempt.dedicated = None;
@@ -89,6 +92,7 @@ impl LockSteps for Single {
         RedisAttempt {
             keys: LockKeys::new(&self.prefix, name),
             token: new_token(),
+            label: Arc::clone(&options.owner_label),
             lease: options.lease,
             queue_ttl: (options.wait != Some(Duration::ZERO)).then_some(self.waiter_ttl),
             subscription: None,

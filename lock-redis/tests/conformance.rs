@@ -50,6 +50,12 @@ impl ConformanceTarget for RedisTarget {
         )
     }
 
+    /// The server itself; the stalled-link case reaches it through a proxy with the default
+    /// `client_at` (a client of `redis://PROXY`).
+    fn server_addr(&self) -> Option<SocketAddr> {
+        support::socket_addr(&self.url)
+    }
+
     fn url(&self) -> Option<String> {
         Some(self.url.clone())
     }

@@ -1,5 +1,6 @@
-//! With no waiter queued, an acquire + release pair is `SET NX PX` + `INCR` and a
-//! compare-and-delete: no clock read, no queue upkeep, no `PUBLISH`. With a waiter queued, the
+//! With no waiter queued, an acquire + release pair is one script each: a clock read, `SET NX
+//! PX` and the fence counter's `GET` + `SET`, then a compare-and-delete; no queue upkeep, no
+//! `PUBLISH`. With a waiter queued, the
 //! release still names it on the channel. Counted from `INFO commandstats` on a server of its
 //! own.
 

@@ -5,10 +5,16 @@ mod support;
 
 use std::time::Duration;
 
-use lock_core::{DistributedLockExt, LockName};
+use lock_core::{DistributedLock, DistributedLockExt, LockName};
 use lock_redis::{RedisLock, redis};
 use lock_testkit::{scaled, scaled_ms};
 use tokio::time::Instant;
+
+/// Now, in milliseconds since the Unix epoch.
+fn unix_millis() -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    now.map_or(0, |now| now.as_millis() as u64)
+}
 
 fn name(case: &str) -> LockName {
     LockName::new(format!("interop/{case}/{:x}", rand::random::<u64>())).expect("valid name")
@@ -60,12 +66,14 @@ async fn plain_set_nx_px_and_our_lock_exclude_each_other() {
         .await
         .expect("DEL");
 
-    // Ours blocks theirs, and the key holds just our token.
+    // Ours blocks theirs, and the key holds our token, the grant time and our owner label.
+    let before = unix_millis();
     let guard = lock
         .try_acquire(&name)
         .await
         .expect("try")
         .expect("free lock");
+    let after = unix_millis();
     let set: Option<String> = redis::cmd("SET")
         .arg(&key)
         .arg("plain-client")
@@ -81,10 +89,26 @@ async fn plain_set_nx_px_and_our_lock_exclude_each_other() {
         .query_async(&mut raw)
         .await
         .expect("GET");
+    let mut parts = value.splitn(3, ' ');
+    let (token, granted, label) = (parts.next(), parts.next(), parts.next());
+    assert!(
+        token.is_some_and(
+            |token| token.len() == 32 && token.bytes().all(|byte| byte.is_ascii_hexdigit())
+        ),
+        "the lock key should start with a 128-bit hex token: {value:?}"
+    );
+    let granted: u64 = granted
+        .and_then(|granted| granted.parse().ok())
+        .unwrap_or_else(|| panic!("no grant time in {value:?}"));
+    // The server's clock: within a minute of ours (the same clock for a local server).
+    assert!(
+        granted + 60_000 >= before && granted <= after + 60_000,
+        "grant time {granted} outside [{before}, {after}]: {value:?}"
+    );
     assert_eq!(
-        value.len(),
-        32,
-        "the lock key should hold only a 128-bit hex token: {value:?}"
+        label,
+        Some(&*lock.default_options().owner_label),
+        "the lock key should end with the owner label: {value:?}"
     );
     guard.release().await.expect("release");
     let exists: i64 = redis::cmd("EXISTS")

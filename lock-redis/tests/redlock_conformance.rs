@@ -60,6 +60,35 @@ impl ConformanceTarget for RedlockTarget {
         )
     }
 
+    /// The first master's address; `client_at` builds a Redlock on that server alone.
+    fn server_addr(&self) -> Option<SocketAddr> {
+        let url = self.urls.first()?;
+        let url = redis::IntoConnectionInfo::into_connection_info(url.as_str()).ok()?;
+        match url.addr() {
+            redis::ConnectionAddr::Tcp(host, port) => format!("{host}:{port}").parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// A Redlock whose three masters are three databases of the server behind `addr` (the
+    /// first master's proxy): a stall there stalls every master, as the case needs.
+    async fn client_at(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Option<Result<Arc<dyn DistributedLock>>> {
+        let urls: Vec<String> = (1..=3).map(|db| format!("redis://{addr}/{db}")).collect();
+        let builder = Redlock::builder(&urls.join(","))
+            .connect_timeout(timeout)
+            .operation_timeout(timeout);
+        Some(
+            builder
+                .connect()
+                .await
+                .map(|lock| Arc::new(lock) as Arc<dyn DistributedLock>),
+        )
+    }
+
     fn url(&self) -> Option<String> {
         Some(self.urls.join(","))
     }

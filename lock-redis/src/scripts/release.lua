@@ -1,8 +1,9 @@
 -- Release (also: leave the waiter queue): delete the lock only if it holds our token, drop our
 -- queue entry, and when either freed the way for someone, publish the token of the first
 -- queued waiter ('' when none) so that waiter tries next.
--- KEYS[1] lock key, KEYS[2] wake-up channel, KEYS[3] waiter queue, KEYS[4] waiter expiries.
--- ARGV[1] owner token.
+-- KEYS[1] lock key ('OWNER_TOKEN GRANTED_MS LABEL'), KEYS[2] wake-up channel, KEYS[3] waiter
+-- queue, KEYS[4] waiter expiries.
+-- ARGV[1] owner token. ARGV[2] (optional) a polling waiter's id whose count to drop as well.
 -- Returns {1, receivers} when the lock was ours and is deleted (receivers 0 when no waiter is
 -- queued and nothing was published), {0, 0} when it was not ours
 -- (nothing of anyone else's changed).
@@ -11,25 +12,33 @@
 -- acquire script run that finds the lock taken, before they sleep, so none can miss this
 -- release; a waiter whose entry expired unrefreshed is past its own fallback timer and tries
 -- again on its own.
+-- The owner token is fixed-length, so the value is ours when it starts with it and a space.
+local function ours()
+  local value = redis.call('GET', KEYS[1])
+  return value and string.sub(value, 1, #ARGV[1] + 1) == ARGV[1] .. ' '
+end
+if ARGV[2] then
+  redis.call('ZREM', KEYS[4], ARGV[2])
+end
 if redis.call('EXISTS', KEYS[3]) == 0 then
-  if redis.call('GET', KEYS[1]) == ARGV[1] then
+  if ours() then
     redis.call('DEL', KEYS[1])
     return {1, 0}
   end
   return {0, 0}
 end
-local ours = redis.call('GET', KEYS[1]) == ARGV[1]
-if ours then
+local mine = ours()
+if mine then
   redis.call('DEL', KEYS[1])
 end
 local left = redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 local receivers = 0
-if ours or (left == 1 and redis.call('EXISTS', KEYS[1]) == 0) then
+if mine or (left == 1 and redis.call('EXISTS', KEYS[1]) == 0) then
   local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1] or ''
   receivers = redis.call('PUBLISH', KEYS[2], head)
 end
-if ours then
+if mine then
   return {1, receivers}
 end
 return {0, 0}

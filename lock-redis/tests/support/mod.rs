@@ -25,6 +25,21 @@ pub fn redis_url() -> Option<String> {
         .clone()
 }
 
+/// The address of the server `url` names (its first resolved address), for a fault proxy.
+pub fn socket_addr(url: &str) -> Option<std::net::SocketAddr> {
+    use lock_redis::redis::{ConnectionAddr, IntoConnectionInfo};
+    let info = url.into_connection_info().ok()?;
+    let (host, port) = match info.addr() {
+        ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
+            (host.clone(), *port)
+        }
+        _ => return None,
+    };
+    std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
+        .ok()?
+        .next()
+}
+
 /// A plain multiplexed connection to `url`, for commands issued behind the lock's back.
 pub async fn raw(url: &str) -> lock_redis::redis::aio::MultiplexedConnection {
     lock_redis::redis::Client::open(url)

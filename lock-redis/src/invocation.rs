@@ -1,0 +1,133 @@
+//! The lock scripts and their invocations: which keys and arguments each one takes.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::{Script, ScriptInvocation};
+
+use crate::keys::LockKeys;
+
+static ACQUIRE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/acquire.lua")));
+static RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/release.lua")));
+pub(crate) static RENEW: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/renew.lua")));
+pub(crate) static RAISE_FENCE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/raise_fence.lua")));
+static INSPECT: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/inspect.lua")));
+static FORCE_RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("scripts/force_release.lua")));
+
+/// Who acquires: the owner token the lock key will start with, and the owner label it carries.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Owner<'a> {
+    pub(crate) token: &'a str,
+    pub(crate) label: &'a str,
+}
+
+/// What a grant does with the fence it computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fence {
+    /// Stores it in the counter: it is the hold's fencing token (a single master).
+    Take,
+    /// Only proposes it: a Redlock stores the fence its majority agrees on afterwards, so a
+    /// master whose grant came too late to count keeps a counter no hold was given.
+    Propose,
+}
+
+/// What an acquire that is not granted leaves on the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Waiting<'a> {
+    /// Nothing: a single try.
+    No,
+    /// A place in the waiter queue, kept this long without a refresh.
+    Queue(Duration),
+    /// A count as a polling waiter (Redlock) under `id`, kept `ttl` without a refresh; never a
+    /// place in the queue. `counted`: an earlier round may have counted it, so a grant drops
+    /// that count.
+    Poll {
+        id: &'a str,
+        ttl: Duration,
+        counted: bool,
+    },
+}
+
+/// The acquire script's invocation for `owner` on `keys`.
+pub(crate) fn acquire<'a>(
+    keys: &LockKeys,
+    owner: Owner<'_>,
+    lease: Duration,
+    waiting: Waiting<'_>,
+    fence: Fence,
+) -> ScriptInvocation<'a> {
+    let (mode, ttl, id) = match waiting {
+        Waiting::No => ("0", Duration::ZERO, ""),
+        Waiting::Queue(ttl) => ("1", ttl, ""),
+        Waiting::Poll { id, ttl, counted } => (if counted { "3" } else { "2" }, ttl, id),
+    };
+    let mut invocation = ACQUIRE.prepare_invoke();
+    invocation
+        .key(&keys.lock)
+        .key(&keys.fence)
+        .key(&keys.queue)
+        .key(&keys.queue_expiry)
+        .arg(owner.token)
+        .arg(millis(lease))
+        .arg(mode)
+        .arg(millis(ttl))
+        .arg(owner.label)
+        .arg(id)
+        .arg(u8::from(fence == Fence::Take));
+    invocation
+}
+
+/// The release script's invocation for `token` on `keys`; `poller` also drops that polling
+/// waiter's count.
+pub(crate) fn release<'a>(
+    keys: &LockKeys,
+    token: &str,
+    poller: Option<&str>,
+) -> ScriptInvocation<'a> {
+    let mut invocation = RELEASE.prepare_invoke();
+    invocation
+        .key(&keys.lock)
+        .key(&keys.channel)
+        .key(&keys.queue)
+        .key(&keys.queue_expiry)
+        .arg(token);
+    if let Some(poller) = poller {
+        invocation.arg(poller);
+    }
+    invocation
+}
+
+/// The read-only inspect script's invocation on `keys`.
+pub(crate) fn inspect<'a>(keys: &LockKeys) -> ScriptInvocation<'a> {
+    let mut invocation = INSPECT.prepare_invoke();
+    invocation
+        .key(&keys.lock)
+        .key(&keys.fence)
+        .key(&keys.queue_expiry);
+    invocation
+}
+
+/// The force-release script's invocation for the hold with `fence` on `keys`.
+pub(crate) fn force_release<'a>(keys: &LockKeys, fence: u64) -> ScriptInvocation<'a> {
+    let mut invocation = FORCE_RELEASE.prepare_invoke();
+    invocation
+        .key(&keys.lock)
+        .key(&keys.fence)
+        .key(&keys.channel)
+        .key(&keys.queue)
+        .arg(fence);
+    invocation
+}
+
+/// A duration in whole milliseconds, at least 1.
+pub(crate) fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1)
+}
