@@ -6,6 +6,7 @@
     allow(unused_variables, dead_code, unreachable_code, unused_imports)
 )]
 
+mod admin;
 mod builder;
 mod db;
 mod dialect;
@@ -17,6 +18,7 @@ mod lock;
 mod settings;
 mod steps;
 mod table;
+mod waiting;
 mod wakeups;
 
 pub use builder::SqlLockBuilder;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use lock_core::{
-    AcquireOptions, Capabilities, DistributedLock, Error, LockGuard, LockName, Result,
+    AcquireOptions, Capabilities, DistributedLock, Error, LockGuard, LockName, LockStatus, Result,
 };
 use tokio::sync::OnceCell;
 
@@ -106,13 +106,15 @@ impl SqlLock {
         &self.steps.inner
     }
 
-    /// Creates the lock table if it does not exist. Acquiring does this on first use; call it
-    /// to surface permission problems early.
+    /// Creates the lock table and its waiters table if they do not exist, and adds the
+    /// columns a lock table made by an earlier version lacks (after checking the catalog, so
+    /// an up-to-date table is never altered). Acquiring does this on first use; call it to
+    /// surface permission problems early.
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe: `CREATE TABLE IF NOT EXISTS` either ran or did not; calling again is
-    /// harmless.
+    /// Cancel safe: each statement is idempotent (`IF NOT EXISTS`, columns added only when
+    /// missing); calling again finishes what a cancelled call began.
     ///
     /// # Errors
     ///
@@ -180,6 +182,52 @@ impl DistributedLock for SqlLock {
         options: &AcquireOptions,
     ) -> Result<Option<LockGuard>> {
         lock_core::backend::acquire(&self.steps, name, options).await
+    }
+
+    /// Reads the hold's row (owner label, fencing counter, grant time and lease left by the
+    /// database clock) and counts the live entries of the waiters table: every waiting
+    /// acquisition keeps one, in whatever process.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads (and may create the tables on first use).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unavailable`](lock_core::ErrorKind::Unavailable) when the database cannot
+    /// be reached in time, [`ErrorKind::Backend`](lock_core::ErrorKind::Backend) when it
+    /// refuses.
+    async fn inspect(&self, name: &LockName) -> Result<LockStatus> {
+        self.inner().inspect(name).await
+    }
+
+    /// The names whose rows hold a live lease and start with `prefix`, sorted.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads (and may create the tables on first use).
+    ///
+    /// # Errors
+    ///
+    /// As [`inspect`](DistributedLock::inspect).
+    async fn list(&self, prefix: &str) -> Result<Vec<LockName>> {
+        self.inner().list(prefix).await
+    }
+
+    /// Clears the row's owner in one statement when its fencing counter is `fencing_token`
+    /// and its lease is live; the holder's next renewal finds the row gone and fires its lost
+    /// signal. Waiters are woken as by a release: by `NOTIFY` on PostgreSQL, in this service
+    /// on the polling dialects (others poll).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: the statement either ran or did not.
+    ///
+    /// # Errors
+    ///
+    /// As [`inspect`](DistributedLock::inspect).
+    async fn force_release(&self, name: &LockName, fencing_token: u64) -> Result<bool> {
+        self.inner().force_release(name, fencing_token).await
     }
 
     fn backend(&self) -> &'static str {

@@ -11,6 +11,7 @@ use tokio::time::Instant;
 use crate::db::{Attempt, Conn, Owner};
 use crate::held::SqlHeld;
 use crate::lock::Inner;
+use crate::waiting::WaitEntry;
 use crate::wakeups::Waiter;
 
 /// The longest a PostgreSQL waiter sleeps between tries while notifications flow: a safety
@@ -23,16 +24,21 @@ pub(crate) struct SqlSteps {
     pub(crate) inner: Arc<Inner>,
 }
 
-/// One acquisition: the name, the lease, its wake-up subscription (made before the first try,
-/// so a release in between is not missed), and the owner token and connection of the statement
-/// in flight (a cleanup releases by that owner on that connection, after the statement).
+/// One acquisition: the name, the lease and label, its wake-up subscription (made before the
+/// first try, so a release in between is not missed), its waiter entry, and the owner token
+/// and connection of the statement in flight (a cleanup releases by that owner on that
+/// connection, after the statement).
 #[derive(Debug)]
 pub(crate) struct SqlAttempt {
     name: LockName,
     lease: Duration,
+    label: Arc<str>,
     waiter: Waiter,
+    entry: WaitEntry,
     owner: Owner,
     conn: Option<Conn>,
+    /// A cleanup took the connection but could not release on it or on another yet.
+    release_owed: bool,
 }
 
 #[async_trait]
@@ -51,12 +57,18 @@ impl LockSteps for SqlSteps {
         SqlAttempt {
             name: name.clone(),
             lease: options.lease,
+            label: Arc::clone(&options.owner_label),
             waiter: self.inner.wakeups.subscribe(),
+            entry: WaitEntry::new(options.wait),
             owner: Owner::random(),
             conn: None,
+            release_owed: false,
         }
     }
 
+    /// One acquire statement; when it finds the lock held and the acquisition will wait, the
+    /// waiter entry is placed or refreshed on the same connection, and when it grants an
+    /// acquisition that waited, the entry is removed there.
     async fn try_once(&self, attempt: &mut SqlAttempt) -> Result<Try> {
         let inner = &self.inner;
         inner.ensure_schema().await?;
@@ -65,60 +77,105 @@ impl LockSteps for SqlSteps {
             .conn
             .insert(conn.map_err(|error| inner.error(error, "acquire"))?);
         attempt.owner = Owner::random();
+        let name = attempt.name.as_str();
         let sent = Instant::now();
         let outcome = inner
             .db
-            .acquire(conn, attempt.name.as_str(), attempt.owner, attempt.lease)
+            .acquire(conn, name, attempt.owner, attempt.lease, &attempt.label)
             .await
             .map_err(|error| inner.error(error, "acquire"))?;
-        // Settled: the connection goes back to the pool, nothing is left to clean up.
-        attempt.conn = None;
-        Ok(match outcome {
+        let busy = match outcome {
             Attempt::Granted(fence) => {
+                if attempt.entry.placed() {
+                    // A failure leaves an entry that expires by itself; the grant stands.
+                    match inner.db.leave(Some(conn), name, attempt.entry.id).await {
+                        Ok(()) => attempt.entry.removed(),
+                        Err(error) => tracing::debug!(%error, "removing the waiter entry failed"),
+                    }
+                }
+                attempt.conn = None;
                 let held = SqlHeld {
                     inner: Arc::clone(inner),
                     name: attempt.name.clone(),
                     owner: attempt.owner,
                 };
-                Try::Granted(Grant::new(fence, Arc::new(held), sent))
+                return Ok(Try::Granted(Grant::new(fence, Arc::new(held), sent)));
             }
-            Attempt::Contended => Try::Busy(Busy::polled()),
+            Attempt::Contended => Busy::polled(),
             Attempt::Held(remaining) => {
+                let now = Instant::now();
+                if attempt.entry.due(now) {
+                    attempt.entry.sending();
+                    inner
+                        .db
+                        .register(conn, name, attempt.entry.id)
+                        .await
+                        .map_err(|error| inner.error(error, "acquire"))?;
+                    attempt.entry.refreshed(now);
+                }
                 let pushed = inner.wakeups.server_side();
                 let busy = Busy {
                     recheck_within: pushed.then_some(NOTIFIED_FALLBACK),
                     pushed,
                 };
                 // Retry just after the holder's lease ends, at the latest.
-                Try::Busy(match remaining {
+                match remaining {
                     Some(left) => busy.within(left + Duration::from_millis(1)),
                     None => busy,
-                })
+                }
             }
-        })
+        };
+        // Settled: the connection goes back to the pool, nothing is left to release.
+        attempt.conn = None;
+        // Try again in time to refresh the waiter entry.
+        Ok(Try::Busy(
+            match attempt.entry.refresh_within(Instant::now()) {
+                Some(within) => busy.within(within),
+                None => busy,
+            },
+        ))
     }
 
     async fn wait(&self, attempt: &mut SqlAttempt, until: Deadline) {
         attempt.waiter.wait(attempt.name.as_str(), until).await;
     }
 
-    /// Releases by the attempt's owner token: first on the connection its statement ran on
-    /// (so the release follows the statement), and if that connection is unusable (its
-    /// statement was cut off mid-reply), on a fresh one from the pool.
+    /// Removes the waiter entry, if one was placed.
+    async fn abandon(&self, attempt: &mut SqlAttempt) -> Result<()> {
+        if attempt.entry.placed() {
+            self.inner.leave(&attempt.name, attempt.entry.id).await?;
+            attempt.entry.removed();
+        }
+        Ok(())
+    }
+
+    /// Releases by the attempt's owner token when a statement was in flight: first on the
+    /// connection it ran on (so the release follows the statement), and if that connection is
+    /// unusable (its statement was cut off mid-reply), on a fresh one from the pool. Then
+    /// removes the waiter entry, if one was placed. Each part is skipped once it succeeded.
     async fn clean_up(&self, attempt: &mut SqlAttempt) -> Result<()> {
         let (name, owner) = (&attempt.name, attempt.owner);
         if let Some(conn) = attempt.conn.take() {
+            attempt.release_owed = true;
             match self.inner.release(Some(conn), name, owner).await {
-                Ok(_) => return Ok(()),
+                Ok(_) => attempt.release_owed = false,
                 Err(error) => {
                     tracing::debug!(%error, "release on the interrupted connection failed; using another");
                 }
             }
         }
-        self.inner.release(None, name, owner).await.map(drop)
+        if attempt.release_owed {
+            self.inner.release(None, name, owner).await?;
+            attempt.release_owed = false;
+        }
+        if attempt.entry.placed() {
+            self.inner.leave(name, attempt.entry.id).await?;
+            attempt.entry.removed();
+        }
+        Ok(())
     }
 
     fn needs_cleanup(&self, attempt: &SqlAttempt) -> bool {
-        attempt.conn.is_some()
+        attempt.conn.is_some() || attempt.release_owed || attempt.entry.placed()
     }
 }

@@ -8,7 +8,8 @@ use lock_core::{Error, Result};
 /// [`TableName::MAX_LEN`] bytes.
 ///
 /// Nothing else is accepted, so the name can be quoted into statements without escaping; it
-/// also names the PostgreSQL notification channel.
+/// also names the PostgreSQL notification channel and, with a `_waiters` suffix, the table of
+/// waiting acquisitions beside the lock table.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct TableName(String);
 
@@ -51,6 +52,30 @@ impl TableName {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The table of waiting acquisitions that goes with this lock table: `{name}_waiters`, or
+    /// for a name too long for that, its first bytes and a stable hash of the whole name, so
+    /// that the result stays a distinct identifier within [`TableName::MAX_LEN`] bytes
+    /// (PostgreSQL would silently cut a longer one down, possibly onto the lock table itself).
+    pub(crate) fn waiters(&self) -> String {
+        const SUFFIX: &str = "_waiters";
+        if self.0.len() + SUFFIX.len() <= Self::MAX_LEN {
+            return format!("{}{SUFFIX}", self.0);
+        }
+        // 16 hex digits and an `_` between the kept bytes and the suffix.
+        let keep = Self::MAX_LEN - SUFFIX.len() - 17;
+        // The name is ASCII, so any byte index is a character boundary.
+        let head = self.0.get(..keep).unwrap_or(&self.0);
+        format!("{head}_{:016x}{SUFFIX}", fnv1a(self.0.as_bytes()))
+    }
+}
+
+/// FNV-1a, 64 bits: a hash fixed by its definition, so every process and version derives the
+/// same waiters table name.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 impl Default for TableName {
@@ -81,6 +106,27 @@ mod tests {
         for good in ["locks", "_x", "Distlock_Locks_2", &"a".repeat(63)] {
             assert_eq!(TableName::new(good).expect("valid").as_str(), good);
         }
+    }
+
+    #[test]
+    fn waiters_tables_are_distinct_identifiers_within_the_limit() {
+        let short = TableName::new("locks").expect("valid");
+        assert_eq!(short.waiters(), "locks_waiters");
+        let longest = "a".repeat(TableName::MAX_LEN);
+        let (long, other) = (
+            TableName::new(&longest).expect("valid"),
+            TableName::new(format!("{}b", &longest[1..])).expect("valid"),
+        );
+        for table in [&long, &other] {
+            let waiters = table.waiters();
+            assert_eq!(waiters.len(), TableName::MAX_LEN, "{waiters}");
+            assert!(TableName::new(&waiters).is_ok(), "{waiters}");
+            assert_ne!(&waiters, table.as_str());
+        }
+        assert_ne!(long.waiters(), other.waiters());
+        assert_eq!(long.waiters(), long.waiters());
+        let fits = TableName::new("w".repeat(TableName::MAX_LEN - 8)).expect("valid");
+        assert_eq!(fits.waiters(), format!("{}_waiters", fits.as_str()));
     }
 
     #[test]

@@ -54,16 +54,21 @@ async fn mariadb_scheme_connects() {
 }
 
 /// The acquire statement grants exactly when the row is new, free or expired, and increments
-/// the fence exactly then, whether the server evaluates `ON DUPLICATE KEY UPDATE` assignments
-/// left to right (the default) or all against the old row (MariaDB's SIMULTANEOUS_ASSIGNMENT).
+/// the fence and records the holder's label and grant time exactly then, whether the server
+/// evaluates `ON DUPLICATE KEY UPDATE` assignments left to right (the default) or all against
+/// the old row (MariaDB's SIMULTANEOUS_ASSIGNMENT).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn acquire_statement_is_right_in_both_assignment_orders() {
     use sqlx::Connection;
     let Some(url) = url() else { return };
     let table = format!("assign_{:08x}", rand::random::<u32>());
-    let acquire = include_str!("../sql/mysql/acquire.sql").replace("{table}", &table);
-    let schema = include_str!("../sql/mysql/schema.sql").replace("{table}", &table);
-    let release = include_str!("../sql/mysql/release.sql").replace("{table}", &table);
+    let fill = |sql: &str| {
+        sql.replace("{table}", &table)
+            .replace("{waiters}", &format!("{table}_waiters"))
+    };
+    let acquire = fill(include_str!("../sql/mysql/acquire.sql"));
+    let schema = fill(include_str!("../sql/mysql/schema.sql"));
+    let release = fill(include_str!("../sql/mysql/release.sql"));
     for simultaneous in [false, true] {
         let mut conn = sqlx::MySqlConnection::connect(&url).await.expect("connect");
         if simultaneous {
@@ -73,50 +78,68 @@ async fn acquire_statement_is_right_in_both_assignment_orders() {
                 .await
                 .expect("sql_mode");
         }
-        sqlx::query(sqlx::AssertSqlSafe(schema.clone()))
-            .execute(&mut conn)
-            .await
-            .expect("schema");
+        // Statements end with `;` at the end of a line, as the schema step splits them.
+        for create in schema.split(";\n").filter(|text| !text.trim().is_empty()) {
+            sqlx::query(sqlx::AssertSqlSafe(create.to_owned()))
+                .execute(&mut conn)
+                .await
+                .expect("schema");
+        }
         let name = format!("order-{simultaneous}");
         let mut attempt = async |owner: u8, lease_us: i64| {
-            let token = [owner; 16];
+            let (token, label) = ([owner; 16], format!("holder-{owner}"));
+            let label = label.as_bytes();
             sqlx::query(sqlx::AssertSqlSafe(acquire.clone()))
                 .bind(name.as_bytes())
                 .bind(&token[..])
                 .bind(lease_us)
+                .bind(label)
                 .bind(&token[..])
                 .bind(&token[..])
                 .bind(&token[..])
                 .bind(lease_us)
+                .bind(&token[..])
+                .bind(label)
+                .bind(&token[..])
                 .execute(&mut conn)
                 .await
                 .expect("acquire statement");
-            let row: (i64, Vec<u8>) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "SELECT fence, owner FROM `{table}` WHERE name = ?"
+            let row: (i64, Vec<u8>, Vec<u8>, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT fence, owner, owner_label, \
+                 TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', granted_at) \
+                 FROM `{table}` WHERE name = ?"
             )))
             .bind(name.as_bytes())
             .fetch_one(&mut conn)
             .await
             .expect("read row");
-            (row.0, row.1 == token)
+            let holder = String::from_utf8(row.2).expect("UTF-8 label");
+            ((row.0, row.1 == token), (holder, row.3))
         };
-        let (first, ours) = attempt(1, 300_000).await;
+        let ((first, ours), (label, granted)) = attempt(1, 300_000).await;
         assert!(ours && first > 0, "fresh row not granted");
+        assert_eq!(label, "holder-1", "the grant did not record its label");
+        let (kept, shown) = attempt(2, 300_000).await;
+        assert_eq!(kept, (first, false), "live lease taken over");
         assert_eq!(
-            attempt(2, 300_000).await,
-            (first, false),
-            "live lease taken over"
+            shown,
+            (label, granted),
+            "a refused try changed the label or time"
         );
         tokio::time::sleep(std::time::Duration::from_millis(400)).await;
-        let (second, ours) = attempt(3, 60_000_000).await;
+        let ((second, ours), (label, regranted)) = attempt(3, 60_000_000).await;
         assert!(
             ours && second > first,
             "expired lease not taken over ({first} -> {second})"
         );
+        assert_eq!(label, "holder-3", "the takeover did not record its label");
+        assert!(regranted > granted, "the takeover kept the old grant time");
+        let (kept, shown) = attempt(4, 60_000_000).await;
+        assert_eq!(kept, (second, false), "live lease taken over");
         assert_eq!(
-            attempt(4, 60_000_000).await,
-            (second, false),
-            "live lease taken over"
+            shown,
+            (label, regranted),
+            "a refused try changed the label or time"
         );
         let mut conn = sqlx::MySqlConnection::connect(&url).await.expect("connect");
         let released = sqlx::query(sqlx::AssertSqlSafe(release.clone()))
@@ -140,10 +163,14 @@ async fn acquire_statement_is_right_in_both_assignment_orders() {
             .bind(name.as_bytes())
             .bind(&token[..])
             .bind(60_000_000_i64)
+            .bind(&b"holder-5"[..])
             .bind(&token[..])
             .bind(&token[..])
             .bind(&token[..])
             .bind(60_000_000_i64)
+            .bind(&token[..])
+            .bind(&b"holder-5"[..])
+            .bind(&token[..])
             .execute(&mut conn)
             .await
             .expect("acquire after release");

@@ -1,18 +1,23 @@
--- Binds: name, owner, lease_us, owner, owner, owner, lease_us.
+-- Binds: name, owner, lease_us, label, owner, owner, owner, lease_us, owner, label, owner.
 -- Insert the row, or take over one that is free or whose lease ended by the database clock
 -- (UTC_TIMESTAMP is fixed for the whole statement), raising the fencing counter: one past it,
 -- and never below the database clock in microseconds, so tokens keep rising even when the
 -- counter went back with the data (a restore, a failover to a replica that missed grants).
+-- A takeover also records the owner label and the grant time.
 -- MySQL evaluates these assignments left to right, each seeing the columns already assigned;
--- MariaDB's SIMULTANEOUS_ASSIGNMENT mode sees the old row instead. The test for `fence` and
--- `lease_end` is true in both cases exactly when `owner` was taken over: the old row was
+-- MariaDB's SIMULTANEOUS_ASSIGNMENT mode sees the old row instead. The test for the columns
+-- after `owner` is true in both cases exactly when `owner` was taken over: the old row was
 -- free, or `owner` now holds our fresh random token.
-INSERT INTO `{table}` (name, owner, fence, lease_end)
+INSERT INTO `{table}` (name, owner, fence, lease_end, owner_label, granted_at)
 VALUES (?, ?, CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED),
-        UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)
+        UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, ?, UTC_TIMESTAMP(6))
 ON DUPLICATE KEY UPDATE
     owner = IF(owner IS NULL OR lease_end <= UTC_TIMESTAMP(6), ?, owner),
     fence = IF(owner IS NULL OR lease_end <= UTC_TIMESTAMP(6) OR owner = ?,
                GREATEST(fence + 1, CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)), fence),
     lease_end = IF(owner IS NULL OR lease_end <= UTC_TIMESTAMP(6) OR owner = ?,
-                   UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, lease_end)
+                   UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, lease_end),
+    owner_label = IF(owner IS NULL OR lease_end <= UTC_TIMESTAMP(6) OR owner = ?,
+                     ?, owner_label),
+    granted_at = IF(owner IS NULL OR lease_end <= UTC_TIMESTAMP(6) OR owner = ?,
+                    UTC_TIMESTAMP(6), granted_at)

@@ -1,6 +1,19 @@
+-- Statements run in order, each ending with `;` at the end of a line. The lock table is
+-- created with every column; tables made by earlier versions get the newer columns from
+-- upgrade.sql.
 CREATE TABLE IF NOT EXISTS `{table}` (
-    name      VARBINARY(255) NOT NULL PRIMARY KEY,
-    owner     BINARY(16)     NULL,
-    fence     BIGINT         NOT NULL,
-    lease_end DATETIME(6)    NOT NULL
-) ENGINE = InnoDB
+    name        VARBINARY(255) NOT NULL PRIMARY KEY,
+    owner       BINARY(16)     NULL,
+    fence       BIGINT         NOT NULL,
+    lease_end   DATETIME(6)    NOT NULL,
+    owner_label VARBINARY(255) NULL,
+    granted_at  DATETIME(6)    NULL
+) ENGINE = InnoDB;
+
+-- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired.
+CREATE TABLE IF NOT EXISTS `{waiters}` (
+    name       VARBINARY(255) NOT NULL,
+    waiter     BINARY(16)     NOT NULL,
+    expires_at DATETIME(6)    NOT NULL,
+    PRIMARY KEY (name, waiter)
+) ENGINE = InnoDB;

@@ -1,6 +1,19 @@
+-- Statements run in order, each ending with `;` at the end of a line. Times are milliseconds
+-- since 1970 by the database host's clock. The lock table is created with every column;
+-- tables made by earlier versions get the newer columns from upgrade.sql.
 CREATE TABLE IF NOT EXISTS "{table}" (
-    name      TEXT    NOT NULL PRIMARY KEY,
-    owner     BLOB,
-    fence     INTEGER NOT NULL,
-    lease_end INTEGER NOT NULL -- milliseconds since 1970 by the database host's clock
-)
+    name        TEXT    NOT NULL PRIMARY KEY,
+    owner       BLOB,
+    fence       INTEGER NOT NULL,
+    lease_end   INTEGER NOT NULL,
+    owner_label TEXT,
+    granted_at  INTEGER
+);
+
+-- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired.
+CREATE TABLE IF NOT EXISTS "{waiters}" (
+    name       TEXT    NOT NULL,
+    waiter     BLOB    NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (name, waiter)
+);

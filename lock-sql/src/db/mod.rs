@@ -17,7 +17,8 @@ use crate::TableName;
 use crate::error::SqlError;
 use crate::settings::Settings;
 
-/// A random 128-bit owner token, new for every acquisition attempt.
+/// A random 128-bit token: an owner token, new for every acquisition attempt, or the id of an
+/// acquisition's waiter entry.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Owner([u8; 16]);
 
@@ -57,7 +58,7 @@ pub(crate) enum Db {
     #[cfg(feature = "mysql")]
     MySql(Box<mysql::MyDb>),
     #[cfg(feature = "sqlite")]
-    Sqlite(sqlite::LiteDb),
+    Sqlite(Box<sqlite::LiteDb>),
 }
 
 /// A pooled connection of one dialect, held across an acquire attempt so that the cleanup of
@@ -109,6 +110,14 @@ macro_rules! with_conn {
     };
 }
 
+// After the macros, which they use.
+mod admin;
+mod schema;
+mod waiters;
+
+pub(crate) use admin::like_prefix;
+pub(crate) use schema::Schema;
+
 impl Db {
     /// Builds the pool (connecting lazily) for validated settings. Needs a tokio runtime.
     #[allow(unreachable_code, unused_variables)]
@@ -119,7 +128,7 @@ impl Db {
             #[cfg(feature = "mysql")]
             crate::Dialect::MySql => Db::MySql(Box::new(mysql::MyDb::new(config)?)),
             #[cfg(feature = "sqlite")]
-            crate::Dialect::Sqlite => Db::Sqlite(sqlite::LiteDb::new(config)?),
+            crate::Dialect::Sqlite => Db::Sqlite(Box::new(sqlite::LiteDb::new(config)?)),
             #[allow(unreachable_patterns)]
             other => {
                 return Err(lock_core::Error::invalid_input(format!(
@@ -159,15 +168,16 @@ impl Db {
         })
     }
 
-    /// One acquire attempt on `conn`.
+    /// One acquire attempt on `conn`; a grant records `label` and the grant time.
     pub(crate) async fn acquire(
         &self,
         conn: &mut Conn,
         name: &str,
         owner: Owner,
         lease: Duration,
+        label: &str,
     ) -> Result<Attempt, SqlError> {
-        with_conn!(self, conn, (db, conn) => db.acquire(conn, name, owner, lease).await)
+        with_conn!(self, conn, (db, conn) => db.acquire(conn, name, owner, lease, label).await)
     }
 
     /// Releases `name` if `owner` holds it, on `conn` if given (to run after the statements
@@ -217,12 +227,13 @@ pub(crate) async fn connect_error<C: sqlx::Connection>(
     }
 }
 
-/// A statement text with the (validated) table name and, for SQLite, the clock filled in.
+/// A statement text with the (validated) table names and, for SQLite, the clock filled in.
 pub(crate) fn statement(template: &str, table: &TableName, now: &str) -> SqlStr {
     let text = template
         .replace("{table}", table.as_str())
+        .replace("{waiters}", &table.waiters())
         .replace("{now}", now);
-    // The only text spliced in is a validated identifier and a constant expression.
+    // The only text spliced in is validated identifiers and a constant expression.
     AssertSqlSafe(text).into_sql_str()
 }
 

@@ -9,7 +9,9 @@ use sqlx::Row;
 use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError, MySqlPool, MySqlPoolOptions};
 use sqlx::pool::PoolConnection;
 
-use super::{Attempt, Owner, fence, remaining, settle, statement, whole};
+mod admin;
+
+use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
 
@@ -17,6 +19,9 @@ const MICROSECOND: Duration = Duration::from_micros(1);
 
 /// Error numbers of statements rolled back by contention: deadlock, lock wait timeout.
 const CONTENDED: [u16; 2] = [1213, 1205];
+
+/// `ER_DUP_FIELDNAME`: the column being added exists already.
+const DUPLICATE_COLUMN: u16 = 1060;
 
 /// A MySQL or MariaDB pool and its statements.
 #[derive(Debug)]
@@ -29,11 +34,16 @@ pub(crate) struct MyDb {
 
 #[derive(Debug)]
 struct Statements {
-    schema: sqlx::SqlStr,
+    schema: Schema,
     acquire: sqlx::SqlStr,
     peek: sqlx::SqlStr,
     release: sqlx::SqlStr,
     renew: sqlx::SqlStr,
+    wait_register: sqlx::SqlStr,
+    wait_leave: sqlx::SqlStr,
+    inspect: sqlx::SqlStr,
+    list: sqlx::SqlStr,
+    force_release: sqlx::SqlStr,
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     sever: sqlx::SqlStr,
 }
@@ -48,11 +58,22 @@ impl MyDb {
             .connect_lazy_with(options.clone());
         let table = &config.table;
         let sql = Statements {
-            schema: statement(include_str!("../../sql/mysql/schema.sql"), table, ""),
+            schema: Schema::new(
+                include_str!("../../sql/mysql/schema.sql"),
+                include_str!("../../sql/mysql/columns.sql"),
+                include_str!("../../sql/mysql/upgrade.sql"),
+                table,
+                "",
+            ),
             acquire: statement(include_str!("../../sql/mysql/acquire.sql"), table, ""),
             peek: statement(include_str!("../../sql/mysql/peek.sql"), table, ""),
             release: statement(include_str!("../../sql/mysql/release.sql"), table, ""),
             renew: statement(include_str!("../../sql/mysql/renew.sql"), table, ""),
+            wait_register: statement(include_str!("../../sql/mysql/wait_register.sql"), table, ""),
+            wait_leave: statement(include_str!("../../sql/mysql/wait_leave.sql"), table, ""),
+            inspect: statement(include_str!("../../sql/mysql/inspect.sql"), table, ""),
+            list: statement(include_str!("../../sql/mysql/list.sql"), table, ""),
+            force_release: statement(include_str!("../../sql/mysql/force_release.sql"), table, ""),
             sever: statement(include_str!("../../sql/mysql/sever.sql"), table, ""),
         };
         Ok(Self {
@@ -73,9 +94,12 @@ impl MyDb {
 
     pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
         let mut conn = self.pool.acquire().await?;
-        let query = sqlx::query(self.sql.schema.clone());
-        let result = timed(self.timeout, query.execute(&mut *conn)).await;
-        settle(&mut conn, result).map(drop)
+        self.sql
+            .schema
+            .apply(&mut conn, self.timeout, |error| {
+                number(error) == Some(DUPLICATE_COLUMN)
+            })
+            .await
     }
 
     /// The upsert, then a read of the row on the same connection. The read is exact for the
@@ -87,16 +111,22 @@ impl MyDb {
         name: &str,
         owner: Owner,
         lease: Duration,
+        label: &str,
     ) -> Result<Attempt, SqlError> {
         let (name, token, micros) = (name.as_bytes(), owner.as_bytes(), whole(lease, MICROSECOND));
+        let label = label.as_bytes();
         let upsert = sqlx::query(self.sql.acquire.clone())
             .bind(name)
             .bind(token)
             .bind(micros)
+            .bind(label)
             .bind(token)
             .bind(token)
             .bind(token)
-            .bind(micros);
+            .bind(micros)
+            .bind(token)
+            .bind(label)
+            .bind(token);
         let result = timed(self.timeout, upsert.execute(&mut **conn)).await;
         match settle(conn, result) {
             Err(SqlError::Sqlx(error)) if contended(&error) => return Ok(Attempt::Contended),
@@ -146,6 +176,44 @@ impl MyDb {
         Ok(settle(&mut conn, result)?.rows_affected() == 1)
     }
 
+    pub(crate) async fn register(
+        &self,
+        conn: &mut PoolConnection<sqlx::MySql>,
+        name: &str,
+        waiter: Owner,
+        lifetime: Duration,
+    ) -> Result<(), SqlError> {
+        let micros = whole(lifetime, MICROSECOND);
+        let query = sqlx::query(self.sql.wait_register.clone())
+            .bind(name.as_bytes())
+            .bind(waiter.as_bytes())
+            .bind(micros)
+            .bind(micros);
+        let result = timed(self.timeout, query.execute(&mut **conn)).await;
+        settle(conn, result).map(drop)
+    }
+
+    /// Removes the entry, retrying once when InnoDB picked the statement as a deadlock victim
+    /// (it locks the name's range to purge expired entries).
+    pub(crate) async fn leave(
+        &self,
+        conn: &mut PoolConnection<sqlx::MySql>,
+        name: &str,
+        waiter: Owner,
+    ) -> Result<(), SqlError> {
+        let mut retried = false;
+        loop {
+            let query = sqlx::query(self.sql.wait_leave.clone())
+                .bind(name.as_bytes())
+                .bind(waiter.as_bytes());
+            let result = timed(self.timeout, query.execute(&mut **conn)).await;
+            match settle(conn, result) {
+                Err(SqlError::Sqlx(error)) if contended(&error) && !retried => retried = true,
+                other => return other.map(drop),
+            }
+        }
+    }
+
     /// Used by the test hook `SqlLock::sever` only.
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {
@@ -157,8 +225,13 @@ impl MyDb {
 }
 
 fn contended(error: &sqlx::Error) -> bool {
+    number(error).is_some_and(|number| CONTENDED.contains(&number))
+}
+
+/// The server's error number, for an error the server reported.
+fn number(error: &sqlx::Error) -> Option<u16> {
     error
         .as_database_error()
         .and_then(|error| error.try_downcast_ref::<MySqlDatabaseError>())
-        .is_some_and(|error| CONTENDED.contains(&error.number()))
+        .map(MySqlDatabaseError::number)
 }

@@ -8,7 +8,9 @@ use sqlx::Row;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
-use super::{Attempt, Owner, fence, remaining, settle, statement, whole};
+mod admin;
+
+use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
 
@@ -31,10 +33,15 @@ pub(crate) struct PgDb {
 
 #[derive(Debug)]
 struct Statements {
-    schema: sqlx::SqlStr,
+    schema: Schema,
     acquire: sqlx::SqlStr,
     release: sqlx::SqlStr,
     renew: sqlx::SqlStr,
+    wait_register: sqlx::SqlStr,
+    wait_leave: sqlx::SqlStr,
+    inspect: sqlx::SqlStr,
+    list: sqlx::SqlStr,
+    force_release: sqlx::SqlStr,
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     sever: sqlx::SqlStr,
 }
@@ -49,10 +56,29 @@ impl PgDb {
             .connect_lazy_with(options.clone());
         let table = &config.table;
         let sql = Statements {
-            schema: statement(include_str!("../../sql/postgres/schema.sql"), table, ""),
+            schema: Schema::new(
+                include_str!("../../sql/postgres/schema.sql"),
+                include_str!("../../sql/postgres/columns.sql"),
+                include_str!("../../sql/postgres/upgrade.sql"),
+                table,
+                "",
+            ),
             acquire: statement(include_str!("../../sql/postgres/acquire.sql"), table, ""),
             release: statement(include_str!("../../sql/postgres/release.sql"), table, ""),
             renew: statement(include_str!("../../sql/postgres/renew.sql"), table, ""),
+            wait_register: statement(
+                include_str!("../../sql/postgres/wait_register.sql"),
+                table,
+                "",
+            ),
+            wait_leave: statement(include_str!("../../sql/postgres/wait_leave.sql"), table, ""),
+            inspect: statement(include_str!("../../sql/postgres/inspect.sql"), table, ""),
+            list: statement(include_str!("../../sql/postgres/list.sql"), table, ""),
+            force_release: statement(
+                include_str!("../../sql/postgres/force_release.sql"),
+                table,
+                "",
+            ),
             sever: statement(include_str!("../../sql/postgres/sever.sql"), table, ""),
         };
         Ok(Self {
@@ -84,14 +110,18 @@ impl PgDb {
 
     pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
         // Concurrent `CREATE TABLE IF NOT EXISTS` can fail on PostgreSQL's catalog unique
-        // index; the table exists after that, so a retry succeeds.
+        // index; the table exists after that, so a retry succeeds. `ADD COLUMN IF NOT EXISTS`
+        // needs nothing more: a concurrent one waits for the first and then finds the column.
         let mut tries = 0;
         loop {
             let mut conn = self.pool.acquire().await?;
-            let query = sqlx::query(self.sql.schema.clone());
-            let result = timed(self.timeout, query.execute(&mut *conn)).await;
-            match settle(&mut conn, result) {
-                Ok(_) => return Ok(()),
+            let result = self
+                .sql
+                .schema
+                .apply(&mut conn, self.timeout, |_| false)
+                .await;
+            match result {
+                Ok(()) => return Ok(()),
                 Err(SqlError::Sqlx(sqlx::Error::Database(_))) if tries < 3 => tries += 1,
                 Err(error) => return Err(error),
             }
@@ -104,11 +134,13 @@ impl PgDb {
         name: &str,
         owner: Owner,
         lease: Duration,
+        label: &str,
     ) -> Result<Attempt, SqlError> {
         let query = sqlx::query(self.sql.acquire.clone())
             .bind(name)
             .bind(owner.as_bytes())
-            .bind(whole(lease, MICROSECOND));
+            .bind(whole(lease, MICROSECOND))
+            .bind(label);
         let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
         let row = match settle(conn, result) {
             Err(SqlError::Sqlx(error)) if contended(&error) => return Ok(Attempt::Contended),
@@ -149,6 +181,34 @@ impl PgDb {
             .bind(whole(lease, MICROSECOND));
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
         Ok(settle(&mut conn, result)?.rows_affected() == 1)
+    }
+
+    pub(crate) async fn register(
+        &self,
+        conn: &mut PoolConnection<sqlx::Postgres>,
+        name: &str,
+        waiter: Owner,
+        lifetime: Duration,
+    ) -> Result<(), SqlError> {
+        let query = sqlx::query(self.sql.wait_register.clone())
+            .bind(name)
+            .bind(waiter.as_bytes())
+            .bind(whole(lifetime, MICROSECOND));
+        let result = timed(self.timeout, query.execute(&mut **conn)).await;
+        settle(conn, result).map(drop)
+    }
+
+    pub(crate) async fn leave(
+        &self,
+        conn: &mut PoolConnection<sqlx::Postgres>,
+        name: &str,
+        waiter: Owner,
+    ) -> Result<(), SqlError> {
+        let query = sqlx::query(self.sql.wait_leave.clone())
+            .bind(name)
+            .bind(waiter.as_bytes());
+        let result = timed(self.timeout, query.execute(&mut **conn)).await;
+        settle(conn, result).map(drop)
     }
 
     /// Used by the test hook `SqlLock::sever` only.

@@ -10,7 +10,9 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
-use super::{Attempt, Owner, fence, remaining, settle, statement, whole};
+mod admin;
+
+use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
 
@@ -32,11 +34,16 @@ pub(crate) struct LiteDb {
 
 #[derive(Debug)]
 struct Statements {
-    schema: sqlx::SqlStr,
+    schema: Schema,
     acquire: sqlx::SqlStr,
     peek: sqlx::SqlStr,
     release: sqlx::SqlStr,
     renew: sqlx::SqlStr,
+    wait_register: sqlx::SqlStr,
+    wait_leave: sqlx::SqlStr,
+    inspect: sqlx::SqlStr,
+    list: sqlx::SqlStr,
+    force_release: sqlx::SqlStr,
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     sever: sqlx::SqlStr,
 }
@@ -67,11 +74,34 @@ impl LiteDb {
         };
         let table = &config.table;
         let sql = Statements {
-            schema: statement(include_str!("../../sql/sqlite/schema.sql"), table, NOW_MS),
+            schema: Schema::new(
+                include_str!("../../sql/sqlite/schema.sql"),
+                include_str!("../../sql/sqlite/columns.sql"),
+                include_str!("../../sql/sqlite/upgrade.sql"),
+                table,
+                NOW_MS,
+            ),
             acquire: statement(include_str!("../../sql/sqlite/acquire.sql"), table, NOW_MS),
             peek: statement(include_str!("../../sql/sqlite/peek.sql"), table, NOW_MS),
             release: statement(include_str!("../../sql/sqlite/release.sql"), table, NOW_MS),
             renew: statement(include_str!("../../sql/sqlite/renew.sql"), table, NOW_MS),
+            wait_register: statement(
+                include_str!("../../sql/sqlite/wait_register.sql"),
+                table,
+                NOW_MS,
+            ),
+            wait_leave: statement(
+                include_str!("../../sql/sqlite/wait_leave.sql"),
+                table,
+                NOW_MS,
+            ),
+            inspect: statement(include_str!("../../sql/sqlite/inspect.sql"), table, NOW_MS),
+            list: statement(include_str!("../../sql/sqlite/list.sql"), table, NOW_MS),
+            force_release: statement(
+                include_str!("../../sql/sqlite/force_release.sql"),
+                table,
+                NOW_MS,
+            ),
             sever: statement(include_str!("../../sql/sqlite/sever.sql"), table, NOW_MS),
         };
         Ok(Self {
@@ -85,7 +115,8 @@ impl LiteDb {
         Ok(self.pool.acquire().await?)
     }
 
-    /// Creates the table if missing. Processes opening a new file together contend for it:
+    /// Creates the tables if missing and adds the lock table's newer columns (the schema
+    /// step). Processes opening a new file together contend for it:
     /// switching the file to WAL and `CREATE TABLE IF NOT EXISTS` (a schema read upgraded to a
     /// write) can be refused at once, without SQLite's busy handler, when another connection
     /// wrote in between. Such refusals are retried after a short jittered pause until the
@@ -106,12 +137,13 @@ impl LiteDb {
     }
 
     /// One attempt: a connection (opening one switches a new file to WAL, which contends
-    /// too) and the schema statement.
+    /// too) and the schema step's statements.
     async fn try_schema(&self) -> Result<(), SqlError> {
         let mut conn = self.pool.acquire().await?;
-        let query = sqlx::query(self.sql.schema.clone());
-        let result = timed(self.timeout, query.execute(&mut *conn)).await;
-        settle(&mut conn, result).map(drop)
+        self.sql
+            .schema
+            .apply(&mut conn, self.timeout, duplicate_column)
+            .await
     }
 
     pub(crate) async fn acquire(
@@ -120,11 +152,13 @@ impl LiteDb {
         name: &str,
         owner: Owner,
         lease: Duration,
+        label: &str,
     ) -> Result<Attempt, SqlError> {
         let query = sqlx::query_scalar::<_, i64>(self.sql.acquire.clone())
             .bind(name)
             .bind(owner.as_bytes())
-            .bind(whole(lease, MILLISECOND));
+            .bind(whole(lease, MILLISECOND))
+            .bind(label);
         let result = timed(self.timeout, query.fetch_optional(&mut **conn)).await;
         match settle(conn, result) {
             Err(SqlError::Sqlx(error)) if contended(&error) => Ok(Attempt::Contended),
@@ -170,6 +204,34 @@ impl LiteDb {
         Ok(settle(&mut conn, result)?.rows_affected() == 1)
     }
 
+    pub(crate) async fn register(
+        &self,
+        conn: &mut PoolConnection<sqlx::Sqlite>,
+        name: &str,
+        waiter: Owner,
+        lifetime: Duration,
+    ) -> Result<(), SqlError> {
+        let query = sqlx::query(self.sql.wait_register.clone())
+            .bind(name)
+            .bind(waiter.as_bytes())
+            .bind(whole(lifetime, MILLISECOND));
+        let result = timed(self.timeout, query.execute(&mut **conn)).await;
+        settle(conn, result).map(drop)
+    }
+
+    pub(crate) async fn leave(
+        &self,
+        conn: &mut PoolConnection<sqlx::Sqlite>,
+        name: &str,
+        waiter: Owner,
+    ) -> Result<(), SqlError> {
+        let query = sqlx::query(self.sql.wait_leave.clone())
+            .bind(name)
+            .bind(waiter.as_bytes());
+        let result = timed(self.timeout, query.execute(&mut **conn)).await;
+        settle(conn, result).map(drop)
+    }
+
     /// Used by the test hook `SqlLock::sever` only.
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {
@@ -178,6 +240,13 @@ impl LiteDb {
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
         Ok(settle(&mut conn, result)?.rows_affected() > 0)
     }
+}
+
+/// An `ALTER TABLE ... ADD COLUMN` refused because another process added the column first.
+fn duplicate_column(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .is_some_and(|error| error.message().contains("duplicate column name"))
 }
 
 fn contended(error: &sqlx::Error) -> bool {

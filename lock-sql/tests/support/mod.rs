@@ -1,13 +1,14 @@
 //! What the SQL test binaries share: the conformance target and SQL-specific cases.
 #![allow(dead_code)]
 
+pub(crate) mod admin_cases;
 pub(crate) mod cases;
 
-/// Expands to one named test per SQL-specific case in [`cases`], for the target that `$target`
+/// Expands to one named test per SQL-specific case in [`cases`] and [`admin_cases`], for the target that `$target`
 /// (an `Option<SqlTarget>`; `None` skips) yields: each dialect's binary joins with one line.
 macro_rules! sql_cases {
     ($target:expr) => {
-        $crate::support::sql_cases!(@each $target;
+        $crate::support::sql_cases!(@each $target, cases;
             stale_holder_cannot_release_or_extend,
             small_pool_serves_more_holders_than_connections,
             wait_is_bounded_by_the_remaining_lease,
@@ -15,14 +16,19 @@ macro_rules! sql_cases {
             table_option_separates_locks,
             tokens_rise_after_a_restore_from_an_older_snapshot,
         );
+        $crate::support::sql_cases!(@each $target, admin_cases;
+            tables_from_the_first_schema_gain_the_new_columns,
+            waiter_entries_come_and_go_with_waiting,
+            list_takes_the_prefix_literally,
+        );
     };
-    (@each $target:expr; $($case:ident),* $(,)?) => {
+    (@each $target:expr, $module:ident; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $case() {
                 let target: Option<$crate::support::SqlTarget> = $target;
                 let Some(target) = target else { return };
-                $crate::support::cases::$case(&target).await;
+                $crate::support::$module::$case(&target).await;
             }
         )*
     };
@@ -71,13 +77,41 @@ impl SqlTarget {
             .expect("connect")
     }
 
-    /// The URL of the same kind of server at `addr`.
+    /// The target's URL with its host and port replaced by `addr`: the same user, password,
+    /// database and parameters, so a client through a proxy at `addr` logs in as the
+    /// target's clients do. `None` for SQLite, which has no server.
     fn url_at(&self, addr: SocketAddr) -> Option<String> {
-        match self.dialect {
-            Dialect::Postgres => Some(format!("postgres://postgres@{addr}/postgres")),
-            Dialect::MySql => Some(format!("mysql://root@{addr}/distlock")),
-            _ => None,
+        if self.dialect == Dialect::Sqlite {
+            return None;
         }
+        let (scheme, rest) = self.url.split_once("://")?;
+        let end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        let user = authority.rsplit_once('@').map(|(user, _)| user);
+        let at = user.map(|user| format!("{user}@")).unwrap_or_default();
+        Some(format!("{scheme}://{at}{addr}{tail}"))
+    }
+
+    /// The host and port the target's URL names (the driver's default port if none).
+    fn server(&self) -> Option<SocketAddr> {
+        let default_port = match self.dialect {
+            Dialect::Postgres => 5432,
+            Dialect::MySql => 3306,
+            _ => return None,
+        };
+        let (_, rest) = self.url.split_once("://")?;
+        let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+        let host_port = authority
+            .rsplit_once('@')
+            .map_or(authority, |(_, host)| host);
+        let with_port = if host_port.ends_with(']') || !host_port.contains(':') {
+            format!("{host_port}:{default_port}")
+        } else {
+            host_port.to_owned()
+        };
+        std::net::ToSocketAddrs::to_socket_addrs(&with_port)
+            .ok()?
+            .next()
     }
 }
 
@@ -104,6 +138,10 @@ impl ConformanceTarget for SqlTarget {
             .connect()
             .await;
         Some(connected.map(|lock| Arc::new(lock) as Arc<dyn DistributedLock>))
+    }
+
+    fn server_addr(&self) -> Option<SocketAddr> {
+        self.server()
     }
 
     fn url(&self) -> Option<String> {

@@ -1,0 +1,12 @@
+-- $1 name. Always one row: the live hold, if any (owner label, fencing counter, grant time
+-- since 1970 and lease left, in microseconds by the database clock), and the count of live
+-- waiter entries.
+SELECT held.owner_label,
+       held.fence,
+       CAST(EXTRACT(EPOCH FROM held.granted_at) * 1000000 AS BIGINT) AS granted_us,
+       CAST(EXTRACT(EPOCH FROM held.lease_end - now()) * 1000000 AS BIGINT) AS remaining_us,
+       (SELECT count(*) FROM "{waiters}" AS w
+        WHERE w.name = $1 AND w.expires_at > now()) AS waiters
+FROM (SELECT 1) AS one
+LEFT JOIN "{table}" AS held
+    ON held.name = $1 AND held.owner IS NOT NULL AND held.lease_end > now()

@@ -1,0 +1,5 @@
+-- Columns added to the lock table since its first version, one statement each; a statement
+-- runs only when columns.sql shows its column missing (IF NOT EXISTS covers a concurrent
+-- upgrade from another process).
+ALTER TABLE "{table}" ADD COLUMN IF NOT EXISTS owner_label TEXT;
+ALTER TABLE "{table}" ADD COLUMN IF NOT EXISTS granted_at TIMESTAMPTZ;

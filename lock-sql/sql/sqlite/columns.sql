@@ -1,0 +1,2 @@
+-- The lock table's columns.
+SELECT name FROM pragma_table_info('{table}')

@@ -1,0 +1,4 @@
+-- ?1 name, ?2 fencing token: end the live hold on the name if its fencing counter is the
+-- token (the row and counter stay; a newer holder has a larger counter and is never touched).
+UPDATE "{table}" SET owner = NULL, lease_end = {now}
+WHERE name = ?1 AND fence = ?2 AND owner IS NOT NULL AND lease_end > {now}
