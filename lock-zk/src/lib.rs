@@ -2,13 +2,19 @@
 
 mod acl;
 mod builder;
+mod contract;
 mod errors;
 mod expiry;
+mod force;
 mod held;
+mod inspect;
+mod label;
+mod list;
 mod lock;
 mod names;
 mod node;
 mod nodes;
+mod queue;
 mod session;
 mod sessions;
 mod settings;

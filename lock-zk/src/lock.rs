@@ -4,12 +4,9 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use lock_core::backend::Deadline;
-use lock_core::{
-    AcquireOptions, Capabilities, DistributedLock, LockGuard, LockName, Result, async_trait,
-};
+use lock_core::{AcquireOptions, LockName, Result};
 
 use crate::ZkLockBuilder;
-use crate::errors::BACKEND;
 use crate::session::Session;
 use crate::sessions::Sessions;
 use crate::settings::Settings;
@@ -23,8 +20,8 @@ use crate::steps::ZkSteps;
 /// holds of the old session are lost. Cheap to clone: clones share the session.
 #[derive(Clone, Debug)]
 pub struct ZkLock {
-    steps: Arc<ZkSteps>,
-    defaults: AcquireOptions,
+    pub(crate) steps: Arc<ZkSteps>,
+    pub(crate) defaults: AcquireOptions,
 }
 
 impl ZkLock {
@@ -78,51 +75,5 @@ impl ZkLock {
         self.steps
             .wakeups
             .load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
-#[async_trait]
-impl DistributedLock for ZkLock {
-    /// Creates our lock node and waits, watching only the node before ours, until it is the
-    /// lowest or `options.wait` passes. `options.lease` is ignored: the session is the lease.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: the node is deleted in the background if the future is dropped, including
-    /// while its create is in flight (found by its protected prefix), retried until it is known
-    /// gone or the session ends.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidInput`](lock_core::ErrorKind::InvalidInput) for invalid options;
-    /// [`ErrorKind::Unavailable`](lock_core::ErrorKind::Unavailable) when a request gets no
-    /// answer within the operation timeout or no session can be had within the wait;
-    /// [`ErrorKind::Backend`](lock_core::ErrorKind::Backend) when ZooKeeper refuses (ACLs).
-    async fn acquire_with(
-        &self,
-        name: &LockName,
-        options: &AcquireOptions,
-    ) -> Result<Option<LockGuard>> {
-        lock_core::backend::acquire(&self.steps, name, options).await
-    }
-
-    fn backend(&self) -> &'static str {
-        BACKEND
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities::NONE
-            .with_fencing()
-            .with_lost_detection()
-            .with_fair_fifo()
-            .with_server_side_wait()
-    }
-
-    fn default_options(&self) -> AcquireOptions {
-        self.defaults.clone()
-    }
-
-    fn service_identity(&self) -> usize {
-        Arc::as_ptr(&self.steps) as usize
     }
 }

@@ -31,6 +31,14 @@ pub(crate) fn node_name(name: &LockName) -> String {
     out
 }
 
+/// The lock name whose node name is `node`; `None` for a node no lock name maps to (a
+/// malformed or non-canonical escape, such as lower-case hex: something else made it).
+pub(crate) fn lock_name(node: &str) -> Option<LockName> {
+    let decoded = lock_core::url::percent_decode(node)?;
+    let name = LockName::new(decoded).ok()?;
+    (node_name(&name) == node).then_some(name)
+}
+
 /// Characters ZooKeeper's path validation rejects, plus `/` and our escape character. ZooKeeper
 /// checks UTF-16 units, so characters beyond U+FFFF (emoji), whose surrogates fall in its
 /// rejected U+D800..U+F8FF range, are escaped too.
@@ -43,7 +51,7 @@ fn needs_escape(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lock_core::url::percent_decode as lock_name;
+    use lock_core::url::percent_decode;
 
     fn node(name: &str) -> String {
         node_name(&LockName::new(name).expect("valid name"))
@@ -91,11 +99,20 @@ mod tests {
         for name in names {
             let encoded = node(name);
             assert!(!encoded.contains('/') && encoded != "." && encoded != "..");
-            assert_eq!(lock_name(&encoded).as_deref(), Some(name), "{encoded}");
+            assert_eq!(percent_decode(&encoded).as_deref(), Some(name), "{encoded}");
+            let decoded = lock_name(&encoded).map(|name| name.as_str().to_owned());
+            assert_eq!(decoded.as_deref(), Some(name), "{encoded}");
             assert!(
                 seen.insert(encoded.clone()),
                 "{name:?} collides as {encoded:?}"
             );
+        }
+    }
+
+    #[test]
+    fn foreign_nodes_are_no_lock_names() {
+        for node in ["a%2fb", "%zz", "%", "zookeeper", ".", "%FF", "%0A"] {
+            assert_eq!(lock_name(node), None, "{node}");
         }
     }
 }

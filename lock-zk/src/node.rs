@@ -11,12 +11,18 @@ use crate::session::Session;
 /// How often a create may hit a vanished parent or a lost connection before giving up.
 const CREATE_ATTEMPTS: u32 = 10;
 
-/// Creates `<parent>/<prefix>lock-<seq>` (ephemeral sequential), creating missing parents as
-/// container nodes, and returns its path and creation zxid. After a connection loss during the
-/// create, looks for a node with `prefix` before creating again (Curator's protection), and
-/// creates again only once the parent's listing shows none: an unanswered listing is an error,
-/// never "absent", so no second node is ever made for one acquisition.
-pub(crate) async fn create(session: &Session, parent: &str, prefix: &str) -> Result<(String, i64)> {
+/// Creates `<parent>/<prefix>lock-<seq>` (ephemeral sequential) holding `data` (the owner
+/// label, see [`label`](crate::label)), creating missing parents as container nodes, and
+/// returns its path and creation zxid. After a connection loss during the create, looks for a
+/// node with `prefix` before creating again (Curator's protection), and creates again only
+/// once the parent's listing shows none: an unanswered listing is an error, never "absent", so
+/// no second node is ever made for one acquisition.
+pub(crate) async fn create(
+    session: &Session,
+    parent: &str,
+    prefix: &str,
+    data: &[u8],
+) -> Result<(String, i64)> {
     let settings = session.config();
     let acl = settings.acl.entries();
     let options = CreateMode::EphemeralSequential.with_acls(Acls::new(&acl));
@@ -26,7 +32,7 @@ pub(crate) async fn create(session: &Session, parent: &str, prefix: &str) -> Res
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match within(limit, "acquire", client.create(&base, &[], &options)).await? {
+        match within(limit, "acquire", client.create(&base, data, &options)).await? {
             Ok((stat, sequence)) => return Ok((format!("{base}{sequence}"), stat.czxid)),
             Err(zk::Error::NoNode) if attempt < CREATE_ATTEMPTS => {
                 make_parents(session, parent).await?;

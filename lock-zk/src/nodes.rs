@@ -9,6 +9,14 @@ pub(crate) fn protected_prefix() -> String {
     format!("_c_{}-", uuid::Uuid::new_v4())
 }
 
+/// The fencing token of the lock node created by the transaction `czxid`: the creation zxid
+/// itself. Grants follow sequence order and zxids only grow (across leader changes too), so
+/// tokens rise with every grant. Every grant, `inspect` and `force_release` derive it here.
+pub(crate) fn fencing_token(czxid: i64) -> u64 {
+    // Zxids are positive; a negative one cannot occur and would fence nothing.
+    u64::try_from(czxid).unwrap_or_default()
+}
+
 /// One lock node among a lock parent's children.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Contender {
@@ -47,6 +55,12 @@ mod tests {
         ];
         let order: Vec<i64> = contenders(children).iter().map(|c| c.sequence).collect();
         assert_eq!(order, [1, 2, 3]);
+    }
+
+    #[test]
+    fn tokens_are_creation_zxids() {
+        assert_eq!(fencing_token(0x1_0000_0002), 0x1_0000_0002);
+        assert_eq!(fencing_token(-1), 0);
     }
 
     #[test]

@@ -12,9 +12,10 @@ use zookeeper_client::{self as zk, OneshotWatcher};
 
 use crate::errors::{BACKEND, convert, is_connection_loss, within};
 use crate::held::ZkHeld;
+use crate::label::node_data;
 use crate::names::node_name;
 use crate::node;
-use crate::nodes::{contenders, protected_prefix};
+use crate::nodes::{contenders, fencing_token, protected_prefix};
 use crate::session::Session;
 use crate::sessions::Sessions;
 
@@ -42,11 +43,12 @@ struct OurNode {
 }
 
 /// One acquisition: the lock's parent, the caller's deadline (reopening a session respects
-/// it), our node, and the watch on our predecessor.
+/// it), the owner label our node carries, our node, and the watch on our predecessor.
 #[derive(Debug)]
 pub(crate) struct ZkAttempt {
     parent: String,
     deadline: Deadline,
+    label: Arc<str>,
     node: Option<OurNode>,
     watch: Option<OneshotWatcher>,
 }
@@ -80,7 +82,9 @@ impl ZkSteps {
         let node = attempt.node.as_mut().ok_or_else(|| lost_node("no node"))?;
         if node.path.is_none() {
             // Armed from here: the create may take effect even if its answer never comes.
-            node.path = Some(node::create(&node.session, &attempt.parent, &node.prefix).await?);
+            let data = node_data(&attempt.label);
+            let created = node::create(&node.session, &attempt.parent, &node.prefix, data).await?;
+            node.path = Some(created);
         }
         let (path, czxid) = node.path.clone().ok_or_else(|| lost_node("no path"))?;
         Ok((&node.session, path, czxid))
@@ -107,6 +111,7 @@ impl LockSteps for ZkSteps {
         ZkAttempt {
             parent: self.parent(name),
             deadline: Deadline::after(options.wait),
+            label: Arc::clone(&options.owner_label),
             node: None,
             watch: None,
         }
@@ -134,8 +139,7 @@ impl LockSteps for ZkSteps {
         };
         if index == 0 {
             let (held, lost) = ZkHeld::start(Arc::clone(&session), path);
-            let token = u64::try_from(czxid).unwrap_or_default();
-            let grant = Grant::new(token, held, sent)
+            let grant = Grant::new(fencing_token(czxid), held, sent)
                 .fixed_lease(session.session_timeout())
                 .lost(lost);
             return Ok(Try::Granted(grant));

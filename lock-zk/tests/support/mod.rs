@@ -1,7 +1,7 @@
 //! What the ZooKeeper test binaries share: the server, a conformance target, node inspection.
 #![allow(dead_code, unreachable_pub)] // each test binary uses a different part
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -126,6 +126,33 @@ impl ConformanceTarget for ZkTarget {
         let connected = ZkLock::builder(&format!("zk://{addr}"))
             .connect_timeout(timeout)
             .operation_timeout(timeout)
+            .connect()
+            .await;
+        Some(connected.map(|lock| Arc::new(lock) as Arc<dyn DistributedLock>))
+    }
+
+    /// The first host of the server's URL, resolved.
+    fn server_addr(&self) -> Option<SocketAddr> {
+        let hosts = self.url.trim_start_matches("zk://");
+        let hosts = hosts.rsplit_once('@').map_or(hosts, |(_, hosts)| hosts);
+        let first = hosts.split([',', '/', '?']).next()?;
+        first.to_socket_addrs().ok()?.next()
+    }
+
+    /// A client through the proxy at `addr`: `timeout` bounds its connect and each request, and
+    /// its session timeout is eight of them (4 s unscaled, the least a 2 s tick allows), so
+    /// a stalled link ends the hold within a few seconds. Its holds are at risk once a third of
+    /// the session timeout is left unconfirmed, well before the session is declared ended
+    /// (half a session timeout after the client notices the silence, which takes 2/5 of it).
+    async fn client_at(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Option<Result<Arc<dyn DistributedLock>>> {
+        let connected = ZkLock::builder(&format!("zk://{addr}"))
+            .connect_timeout(timeout)
+            .operation_timeout(timeout)
+            .session_timeout(timeout * 8)
             .connect()
             .await;
         Some(connected.map(|lock| Arc::new(lock) as Arc<dyn DistributedLock>))

@@ -1,0 +1,125 @@
+//! The [`DistributedLock`] contract on ZooKeeper: acquisition through lock-core's engine, and
+//! the operators' calls (`inspect`, `list`, `force_release`) on the lock nodes.
+
+use std::sync::Arc;
+
+use lock_core::{
+    AcquireOptions, Capabilities, DistributedLock, Error, LockGuard, LockName, LockStatus, Result,
+    async_trait,
+};
+
+use crate::ZkLock;
+use crate::errors::BACKEND;
+
+#[async_trait]
+impl DistributedLock for ZkLock {
+    /// Creates our lock node and waits, watching only the node before ours, until it is the
+    /// lowest or `options.wait` passes. `options.lease` is ignored: the session is the lease.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: the node is deleted in the background if the future is dropped, including
+    /// while its create is in flight (found by its protected prefix), retried until it is known
+    /// gone or the session ends.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`](lock_core::ErrorKind::InvalidInput) for invalid options;
+    /// [`ErrorKind::Unavailable`](lock_core::ErrorKind::Unavailable) when a request gets no
+    /// answer within the operation timeout or no session can be had within the wait;
+    /// [`ErrorKind::Backend`](lock_core::ErrorKind::Backend) when ZooKeeper refuses (ACLs).
+    async fn acquire_with(
+        &self,
+        name: &LockName,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        lock_core::backend::acquire(&self.steps, name, options).await
+    }
+
+    fn backend(&self) -> &'static str {
+        BACKEND
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+            .with_fencing()
+            .with_lost_detection()
+            .with_fair_fifo()
+            .with_server_side_wait()
+    }
+
+    fn default_options(&self) -> AcquireOptions {
+        self.defaults.clone()
+    }
+
+    /// Reads `name`'s lock nodes: the lowest is the holder (its data is the owner label, or
+    /// what a Curator client wrote there; its fencing token the node's creation zxid, as the
+    /// grant gives it; `granted_at` the node's creation time, which is when the holder joined
+    /// the queue; no `lease_left`, since the session keeps the node), every other one a waiter.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unavailable`](lock_core::ErrorKind::Unavailable) when a request gets no
+    /// answer within the operation timeout or no session can be had;
+    /// [`ErrorKind::Backend`](lock_core::ErrorKind::Backend) when ZooKeeper refuses (ACLs).
+    async fn inspect(&self, name: &LockName) -> Result<LockStatus> {
+        let status = self.steps.status(name).await;
+        status.map_err(|error| self.context(error, "inspect", name))
+    }
+
+    /// Lists the lock parents under the root and keeps the names (decoded from their parents'
+    /// node names) that start with `prefix` and have a lock node now.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads.
+    ///
+    /// # Errors
+    ///
+    /// As [`inspect`](DistributedLock::inspect).
+    async fn list(&self, prefix: &str) -> Result<Vec<LockName>> {
+        let names = self.steps.held_names(prefix).await;
+        names.map_err(|error| {
+            let error = error.with_server(&self.steps.server).with_backend(BACKEND);
+            match error.operation() {
+                // Where the error arose said what failed (a session opening: "connect").
+                Some(_) => error,
+                None => error.with_operation("list"),
+            }
+        })
+    }
+
+    /// Deletes `name`'s holder node if its fencing token (creation zxid) is `fencing_token`,
+    /// naming that node's path and data version, so a newer holder's node is never deleted.
+    /// The holder's lost signal fires when its node watch sees the deletion.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: the delete takes effect on the server entirely or not at all.
+    ///
+    /// # Errors
+    ///
+    /// As [`inspect`](DistributedLock::inspect); when the connection breaks twice around the
+    /// delete, whether it took effect is unknown, and the error is `Unavailable`.
+    async fn force_release(&self, name: &LockName, fencing_token: u64) -> Result<bool> {
+        let released = self.steps.force_release(name, fencing_token).await;
+        released.map_err(|error| self.context(error, "force_release", name))
+    }
+
+    fn service_identity(&self) -> usize {
+        Arc::as_ptr(&self.steps) as usize
+    }
+}
+
+impl ZkLock {
+    /// `error` from `operation` on `name`, with this service's backend, server and the lock.
+    fn context(&self, error: Error, operation: &'static str, name: &LockName) -> Error {
+        error
+            .with_server(&self.steps.server)
+            .context(BACKEND, operation, name)
+    }
+}
