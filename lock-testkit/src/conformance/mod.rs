@@ -155,6 +155,12 @@ macro_rules! conformance_tests {
             duration_max_waits_forever_and_refuses_as_a_lease,
             malformed_urls_are_invalid_input_before_io,
             racing_extends_never_overstate_the_lease,
+            inspect_shows_holder_waiters_and_nothing_after_release,
+            list_shows_held_names_under_a_prefix,
+            force_release_frees_only_the_current_token,
+            force_release_cancelled_midway_is_all_or_nothing,
+            max_hold_ends_the_hold_on_schedule,
+            at_risk_fires_before_lost_on_a_stalled_link,
         );
     };
     (@cases $target:expr; $($case:ident),* $(,)?) => {
