@@ -1,4 +1,5 @@
-//! Command-line arguments.
+//! Command-line arguments: the run mode (`lockrun --url U --name N -- CMD`, the default) and
+//! the subcommands that show and free locks.
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -6,48 +7,62 @@ use std::time::Duration;
 use clap::Parser;
 use distlock::AcquireOptions;
 
-/// Runs a command while holding a distributed lock, so it runs on one host at a time.
+use crate::admin::Admin;
+use crate::help::AFTER_HELP;
+
+/// Runs a command while holding a distributed lock, so it runs on one host at a time
+///
+/// Runs a command while holding a distributed lock, so it runs on one host at a time. The
+/// subcommands show who holds a lock, list the held locks, and free a stuck holder's lock.
 #[derive(Debug, Parser)]
 #[command(
     name = "lockrun",
     version,
-    after_help = "EXAMPLES:
-    # Run the nightly report on one replica only; others wait up to 5 minutes, then give up.
-    lockrun --url postgres://app@db/app --name reports/nightly --wait 5m -- ./nightly-report
-
-    # Skip the run if another host is already doing it (wait 0).
-    lockrun --url redis://cache:6379 --name cron/cleanup --wait 0s -- ./cleanup.sh
-
-    # Single host, no server: an SQLite file shared by every process on the machine.
-    lockrun --url sqlite:///var/lib/lockrun/locks.db --name backup -- tar czf /backup/db.tgz /data
-
-The command sees LOCK_NAME and LOCK_FENCING_TOKEN (a number larger than every earlier holder's):
-pass the token to storage that can reject writes from a stale holder.
-
-The command runs in a process group of its own, watched by a supervisor process. When the hold
-is at risk (renewals failing with a third of the lease left), or lockrun dies or stops
-answering, the whole group gets SIGTERM, then SIGKILL after --grace, which must fit in that
-third: the command and its children are gone before the lease can expire. See docs/lockrun.md
-for what this guarantees and what it cannot (a frozen machine).
-
-EXIT STATUS:
-    the command's own status (128+N if it died of signal N), or
-     64  invalid arguments, URL, lock name or options
-     69  the lock service could not be reached
-     70  lockrun failed otherwise
-     75  the lock stayed held elsewhere for the whole --wait
-     76  the hold was at risk or lost while the command ran; the command was stopped
-    126  the command could not be executed
-    127  the command was not found"
+    after_help = AFTER_HELP,
+    // Without a subcommand the run mode's arguments are required; once one of them is given,
+    // a following word is never taken for a subcommand.
+    subcommand_negates_reqs = true,
+    args_conflicts_with_subcommands = true,
+    subcommand_value_name = "SUBCOMMAND",
+    subcommand_help_heading = "Subcommands"
 )]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    admin: Option<Admin>,
+
+    #[command(flatten)]
+    run: Args,
+}
+
+/// What lockrun was asked to do.
+#[derive(Debug)]
+pub(crate) enum Mode {
+    /// Run a command under the lock.
+    Run(Args),
+    /// Show or free locks.
+    Admin(Admin),
+}
+
+impl Cli {
+    /// The mode the arguments select.
+    pub(crate) fn mode(self) -> Mode {
+        match self.admin {
+            Some(admin) => Mode::Admin(admin),
+            None => Mode::Run(self.run),
+        }
+    }
+}
+
+/// The run mode's arguments.
+#[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Lock service URL: zk://, redis://, rediss://, postgres://, mysql://, sqlite://PATH.
-    #[arg(long, env = "LOCKRUN_URL")]
-    pub(crate) url: String,
+    #[arg(long, env = "LOCKRUN_URL", required = true)]
+    url: Option<String>,
 
     /// The lock's name; every process using the same name and service excludes the others.
-    #[arg(long)]
-    pub(crate) name: String,
+    #[arg(long, required = true)]
+    name: Option<String>,
 
     /// How long to wait while the lock is held elsewhere (for example 30s, 5m; 0s: try once).
     /// Default: the URL's `wait` parameter, else without limit.
@@ -66,6 +81,17 @@ pub(crate) struct Args {
     #[arg(long, value_parser = parse_duration)]
     pub(crate) grace: Option<Duration>,
 
+    /// The longest the lock may be held, renewals included (for example 2h): the command is
+    /// stopped before the hold reaches it, as when the hold is at risk (status 76). Default:
+    /// the URL's `max_hold` parameter, else no limit.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub(crate) max_hold: Option<Duration>,
+
+    /// Who holds, as `lockrun status` shows it (at most 128 printable bytes). Default: the
+    /// URL's `owner_label` parameter, else HOST:PID.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) owner_label: Option<String>,
+
     /// Stay quiet while waiting (by default a progress line goes to stderr every 10 s).
     #[arg(long, short)]
     pub(crate) quiet: bool,
@@ -76,8 +102,18 @@ pub(crate) struct Args {
 }
 
 impl Args {
+    /// The service URL (clap requires it in the run mode).
+    pub(crate) fn url(&self) -> &str {
+        self.url.as_deref().unwrap_or_default()
+    }
+
+    /// The lock's name (clap requires it in the run mode).
+    pub(crate) fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or_default()
+    }
+
     /// The acquisition options: the service's defaults (its URL's parameters), with the
-    /// flags' lease and wait, checked.
+    /// flags' lease, wait, max hold and owner label, checked.
     pub(crate) fn options(&self, defaults: AcquireOptions) -> distlock::Result<AcquireOptions> {
         let mut options = defaults.to_builder();
         if let Some(lease) = self.lease {
@@ -85,6 +121,12 @@ impl Args {
         }
         if let Some(wait) = self.wait {
             options = options.wait(wait);
+        }
+        if let Some(max_hold) = self.max_hold {
+            options = options.max_hold(max_hold);
+        }
+        if let Some(label) = &self.owner_label {
+            options = options.owner_label(label.as_str());
         }
         let options = options.build()?;
         let margin = options.lease.mul_f64(options.at_risk);
@@ -106,6 +148,7 @@ impl Args {
     }
 }
 
+/// Parses a duration flag (`500ms`, `30s`, `5m`).
 fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text)
         .map_err(|error| format!("{error} (write durations like 500ms, 30s, 5m)"))

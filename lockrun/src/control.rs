@@ -9,7 +9,8 @@ use rustix::time::{ClockId, clock_gettime};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Order {
     /// Stop the command group at this `CLOCK_MONOTONIC` instant (nanoseconds) unless a later
-    /// order moves it: the hold's at-risk point, renewed with every renewal.
+    /// order moves it: the hold's stop deadline (see `crate::deadline`), moved with every
+    /// renewal.
     StopAt(u64),
     /// Stop the command group now.
     Stop,

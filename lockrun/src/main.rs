@@ -6,14 +6,23 @@
 //! process, which stops the whole group (SIGTERM, then SIGKILL after `--grace`) when the hold
 //! is at risk, or when lockrun dies or freezes, before the lease can expire. SIGTERM, SIGINT and
 //! SIGHUP sent to lockrun are passed to the command's group.
+//!
+//! `lockrun status NAME`, `lockrun list [PREFIX]` and `lockrun break NAME TOKEN` show who holds
+//! a lock, list the held locks, and free a stuck holder's lock (`--json` for scripts).
 
+mod admin;
 mod cli;
 mod control;
+mod deadline;
 mod exec;
 mod exit;
+mod help;
+mod json;
 mod run;
+mod signals;
 mod supervised;
 mod supervisor;
+mod text;
 
 use std::process::ExitCode;
 
@@ -26,8 +35,8 @@ fn main() -> ExitCode {
         Some(exec::ARG) => return ExitCode::from(exec::main(&argv[2..])),
         _ => {}
     }
-    let args = match cli::Args::try_parse_from(argv) {
-        Ok(args) => args,
+    let mode = match cli::Cli::try_parse_from(argv) {
+        Ok(cli) => cli.mode(),
         Err(error) => {
             let usage = error.use_stderr();
             let _ = error.print();
@@ -38,7 +47,12 @@ fn main() -> ExitCode {
         .enable_all()
         .build();
     match runtime {
-        Ok(runtime) => ExitCode::from(runtime.block_on(run::run(args))),
+        Ok(runtime) => ExitCode::from(runtime.block_on(async {
+            match mode {
+                cli::Mode::Run(args) => run::run(args).await,
+                cli::Mode::Admin(admin) => admin::run(admin).await,
+            }
+        })),
         Err(error) => {
             eprintln!("lockrun: cannot start the async runtime: {error}");
             ExitCode::from(exit::SOFTWARE)

@@ -3,44 +3,19 @@
 use std::time::Duration;
 
 use distlock::{AcquireOptions, DistributedLock, DistributedLockExt, LockGuard};
-use rustix::process::Signal;
-use tokio::signal::unix::{Signal as SignalStream, SignalKind, signal};
 
 use crate::cli::Args;
 use crate::control::{Report, to_monotonic_ns};
+use crate::deadline::stop_deadline;
 use crate::exit;
+use crate::signals::Signals;
 use crate::supervised::Supervised;
 
 /// How often a progress line is printed while waiting.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
-/// How often the supervisor hears the hold's current at-risk point.
+/// How often the supervisor hears the hold's current stop deadline.
 const REPORT_EVERY: Duration = Duration::from_millis(100);
-
-/// The signals lockrun passes on to the command.
-struct Signals {
-    terminate: SignalStream,
-    interrupt: SignalStream,
-    hangup: SignalStream,
-}
-
-impl Signals {
-    fn install() -> std::io::Result<Self> {
-        Ok(Self {
-            terminate: signal(SignalKind::terminate())?,
-            interrupt: signal(SignalKind::interrupt())?,
-            hangup: signal(SignalKind::hangup())?,
-        })
-    }
-
-    async fn next(&mut self) -> Signal {
-        tokio::select! {
-            _ = self.terminate.recv() => Signal::TERM,
-            _ = self.interrupt.recv() => Signal::INT,
-            _ = self.hangup.recv() => Signal::HUP,
-        }
-    }
-}
 
 /// Runs the whole job and returns lockrun's exit status.
 pub(crate) async fn run(args: Args) -> u8 {
@@ -49,7 +24,7 @@ pub(crate) async fn run(args: Args) -> u8 {
         eprintln!("lockrun: cannot install signal handlers");
         return exit::SOFTWARE;
     };
-    let lock = match distlock::connect(&args.url).await {
+    let lock = match distlock::connect(args.url()).await {
         Ok(lock) => lock,
         Err(error) => return fail(&error),
     };
@@ -80,9 +55,9 @@ pub(crate) async fn run(args: Args) -> u8 {
         return exit::USAGE;
     }
     let token = guard.fencing_token();
-    let stop_at = to_monotonic_ns(guard.at_risk_at());
+    let stop_at = to_monotonic_ns(stop_deadline(&guard, grace));
     let mut command =
-        match Supervised::start(&args.command, &args.name, token, grace, stop_at).await {
+        match Supervised::start(&args.command, args.name(), token, grace, stop_at).await {
             Ok(command) => command,
             Err(error) => {
                 eprintln!("lockrun: cannot start the command: {error}");
@@ -90,7 +65,7 @@ pub(crate) async fn run(args: Args) -> u8 {
                 return exit::SOFTWARE;
             }
         };
-    let status = watch(&mut command, &guard, &mut signals, &args.name).await;
+    let status = watch(&mut command, &guard, &mut signals, args.name(), grace).await;
     command.finish().await;
     match status {
         Some(status) => finish(guard, status).await,
@@ -108,6 +83,7 @@ async fn watch(
     guard: &LockGuard,
     signals: &mut Signals,
     name: &str,
+    grace: Duration,
 ) -> Option<u8> {
     let mut reporting = tokio::time::interval(REPORT_EVERY);
     let mut stopping = false;
@@ -124,7 +100,7 @@ async fn watch(
                 stopping = true;
             }
             _ = reporting.tick(), if !stopping => {
-                command.stop_at(to_monotonic_ns(guard.at_risk_at())).await;
+                command.stop_at(to_monotonic_ns(stop_deadline(guard, grace))).await;
             }
             signal = signals.next() => command.signal(signal),
         }
@@ -137,7 +113,7 @@ async fn acquire_with_progress(
     args: &Args,
     options: &AcquireOptions,
 ) -> distlock::Result<LockGuard> {
-    let acquire = lock.acquire_timeout_with(args.name.as_str(), options);
+    let acquire = lock.acquire_timeout_with(args.name(), options);
     tokio::pin!(acquire);
     let started = tokio::time::Instant::now();
     let mut progress = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
@@ -145,7 +121,7 @@ async fn acquire_with_progress(
         tokio::select! {
             outcome = &mut acquire => return outcome,
             _ = progress.tick(), if !args.quiet => {
-                eprintln!("lockrun: waiting for {:?}, held elsewhere, for {}s", args.name, started.elapsed().as_secs());
+                eprintln!("lockrun: waiting for {:?}, held elsewhere, for {}s", args.name(), started.elapsed().as_secs());
             }
         }
     }

@@ -3,10 +3,10 @@
 //!
 //! It starts the command in a new process group (through [`crate::exec`], which ties the
 //! command's life to the supervisor's), and stops that whole group (SIGTERM, then SIGKILL
-//! after the grace period) when lockrun orders it, when the at-risk point lockrun last
-//! reported passes without a newer one (lockrun is frozen or its renewals fail), or when
-//! lockrun's end of the socket closes (lockrun died). It also stops what the command left in
-//! its group when the command exits by itself, so no grandchild outlives the hold.
+//! after the grace period) when lockrun orders it, when the deadline (the at-risk point)
+//! lockrun last reported passes without a newer one (lockrun is frozen or its renewals fail),
+//! or when lockrun's end of the socket closes (lockrun died). It also stops what the command
+//! left in its group when the command exits by itself, so no grandchild outlives the hold.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -24,8 +24,8 @@ use crate::exit;
 
 /// The hidden first argument that runs lockrun as the supervisor:
 /// `lockrun __lockrun-supervise SOCKET GRACE_MS STOP_AT_NS -- COMMAND...`, where
-/// `STOP_AT_NS` is the hold's at-risk point when the supervisor was started, so the command
-/// never runs without a deadline, even if lockrun is frozen before it can send one.
+/// `STOP_AT_NS` is the hold's deadline (its at-risk point) when the supervisor was started, so
+/// the command never runs without a deadline, even if lockrun is frozen before it can send one.
 pub(crate) const ARG: &str = "__lockrun-supervise";
 
 /// Runs the supervisor; returns its own exit status (the command's goes over the socket).

@@ -1,8 +1,10 @@
 //! What lockrun's test binaries share: starting lockrun, and watching the processes it starts.
 #![allow(dead_code, unreachable_pub)] // each test binary uses a different part
 
+pub mod admin;
+
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use lock_testkit::scaled;
@@ -18,6 +20,18 @@ pub fn lockrun(url: &str, name: &str, extra: &[&str], command: &[&str]) -> Comma
     lockrun
 }
 
+/// `lockrun ARGS...`: a subcommand such as `status`, run to completion.
+pub fn lockrun_admin(args: &[&str]) -> Output {
+    admin_command(args).output().expect("run lockrun")
+}
+
+/// `lockrun ARGS...`, to be run.
+pub fn admin_command(args: &[&str]) -> Command {
+    let mut lockrun = Command::new(env!("CARGO_BIN_EXE_lockrun"));
+    lockrun.args(args);
+    lockrun
+}
+
 /// An SQLite lock file in `dir`.
 pub fn sqlite_url(dir: &Path) -> String {
     format!("sqlite://{}", dir.join("locks.db").display())
@@ -25,13 +39,22 @@ pub fn sqlite_url(dir: &Path) -> String {
 
 /// The pid a command wrote to `path`, once it is there.
 pub fn read_pid(path: &Path) -> String {
+    read_written(path)
+}
+
+/// The text (trimmed) a command wrote to `path`, once there is some.
+pub fn read_written(path: &Path) -> String {
     let deadline = Instant::now() + scaled(Duration::from_secs(10));
     loop {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         if !text.trim().is_empty() {
             return text.trim().to_owned();
         }
-        assert!(Instant::now() < deadline, "no pid in {}", path.display());
+        assert!(
+            Instant::now() < deadline,
+            "nothing written to {}",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
