@@ -7,9 +7,13 @@ pub use connect::{SCHEMES, Scheme, connect};
 // The contract: what every backend implements and every user calls.
 pub use lock_core::{
     AcquireOptions, AcquireOptionsBuilder, Backoff, CancellationToken, Capabilities,
-    DistributedLock, DistributedLockExt, Error, ErrorKind, IntoLockName, LockGuard, LockHandle,
-    LockName, MemoryLock, Result, ServiceBuilder, async_trait,
+    DistributedLock, DistributedLockExt, Error, ErrorKind, HolderInfo, IntoLockName, LockGuard,
+    LockHandle, LockName, LockStatus, MAX_OWNER_LABEL, MemoryLock, Result, ServiceBuilder,
+    async_trait,
 };
+
+/// Metric names, span names and their fields (metrics with the `metrics` feature).
+pub use lock_core::telemetry;
 
 /// The URL grammar every scheme shares, and the redactor that hides passwords.
 pub use lock_core::url;

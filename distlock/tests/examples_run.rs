@@ -78,6 +78,18 @@ fn axum_handler_serves_one_build_at_a_time() {
 }
 
 #[test]
+fn observed_jobs_expose_metrics_status_and_lost_holds() {
+    let out = run_ok("observed_jobs", &mut example("observed_jobs"));
+    assert!(
+        out.contains("stopped at its max_hold")
+            && out.contains("held by replica-b with fencing token")
+            && out.contains("free, nobody waiting")
+            && out.contains("distlock_lock_lost{backend=\"sqlite\",cause=\"max_hold\"} 1"),
+        "{out}"
+    );
+}
+
+#[test]
 fn runtime_url_reports_the_chosen_backend() {
     let out = run_ok(
         "runtime_url",
