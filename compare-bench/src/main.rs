@@ -66,6 +66,8 @@ async fn main() -> BenchResult<()> {
         );
         return Ok(());
     }
+    #[cfg(feature = "metrics")]
+    let _metrics = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
     let started = Instant::now();
     let machine = machine::machine();
     let started_utc = utc_now();
