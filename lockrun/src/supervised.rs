@@ -23,7 +23,6 @@ pub(crate) struct Supervised {
     orders: OwnedWriteHalf,
     group: Pid,
     last_stop_at: Option<u64>,
-    _dir: tempfile::TempDir,
 }
 
 impl Supervised {
@@ -70,6 +69,12 @@ impl Supervised {
                 .map_err(|_| {
                     std::io::Error::other("the supervisor did not start the command in time")
                 })??;
+        // The supervisor is connected: the socket's directory has served its purpose. Removed
+        // now rather than on drop, which a lockrun ending by `exit` or a signal never reaches.
+        drop(listener);
+        if let Err(error) = dir.close() {
+            eprintln!("lockrun: could not remove the control socket's directory: {error}");
+        }
         let group = Pid::from_raw(pid)
             .ok_or_else(|| std::io::Error::other("the supervisor reported pid 0"))?;
         Ok(Self {
@@ -78,7 +83,6 @@ impl Supervised {
             orders,
             group,
             last_stop_at: Some(stop_at_ns),
-            _dir: dir,
         })
     }
 
