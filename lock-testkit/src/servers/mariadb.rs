@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use super::dirs::server_dir;
 use super::ports::PortReservation;
-use super::process::{Launch, ServerProcess, accepts, find_binary, run_as, server_dir};
+use super::process::{Launch, ServerProcess, accepts, find_binary, run_as};
 use crate::ServerError;
 
 /// The database the tests use; created at start-up.

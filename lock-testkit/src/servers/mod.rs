@@ -1,5 +1,6 @@
 //! Real servers from installed binaries, on reserved loopback ports in temp dirs.
 
+mod dirs;
 mod mariadb;
 mod ports;
 mod postgres;

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use super::dirs::server_dir;
 use super::ports::PortReservation;
-use super::process::{Launch, ServerProcess, run_as, server_dir};
+use super::process::{Launch, ServerProcess, run_as};
 use crate::ServerError;
 
 /// A PostgreSQL cluster in a temp dir on a reserved loopback port, trust auth, killed on drop.

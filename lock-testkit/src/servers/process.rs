@@ -227,7 +227,7 @@ fn parent_of(pid: u32) -> Option<u32> {
     stat(pid).map(|(parent, _)| parent)
 }
 
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     stat(pid).is_some_and(|(_, running)| running)
 }
 
@@ -254,25 +254,6 @@ pub fn find_binary(name: &str, extra: &[&str]) -> Option<PathBuf> {
         .chain(extra.iter().map(PathBuf::from))
         .map(|dir| dir.join(name))
         .find(|candidate| candidate.is_file())
-}
-
-/// A temporary directory for one server, readable by other users (servers may drop privileges).
-pub(crate) fn server_dir(server: &'static str) -> Result<tempfile::TempDir, ServerError> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("distlock-{server}-"))
-        .tempdir()
-        .map_err(|error| ServerError::Failed {
-            server,
-            reason: format!("temp dir: {error}"),
-        })?;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).map_err(
-        |error| ServerError::Failed {
-            server,
-            reason: format!("chmod temp dir: {error}"),
-        },
-    )?;
-    Ok(dir)
 }
 
 /// The uid and gid of system user `name` when this process is root and a server must drop to

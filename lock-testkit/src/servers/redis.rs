@@ -4,8 +4,9 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
+use super::dirs::server_dir;
 use super::ports::PortReservation;
-use super::process::{Launch, ServerProcess, accepts, find_binary, server_dir};
+use super::process::{Launch, ServerProcess, accepts, find_binary};
 use crate::ServerError;
 
 /// A `redis-server` on a reserved loopback port with no persistence, killed on drop.

@@ -5,8 +5,9 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::dirs::server_dir;
 use super::ports::PortReservation;
-use super::process::{Launch, ServerProcess, server_dir};
+use super::process::{Launch, ServerProcess};
 use crate::ServerError;
 
 /// One ZooKeeper server process (standalone, or one node of a [`ZkEnsemble`]).
