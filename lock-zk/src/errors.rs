@@ -9,6 +9,9 @@ use zookeeper_client as zk;
 /// The backend name in error context.
 pub(crate) const BACKEND: &str = "zookeeper";
 
+/// The pause before asking again after a lost connection, so a flapping link cannot spin.
+pub(crate) const RETRY_PAUSE: Duration = Duration::from_millis(20);
+
 /// Converts a client error from `operation`: no connection or no session is `Unavailable`,
 /// everything else `Backend`.
 pub(crate) fn convert(error: zk::Error, operation: &'static str) -> Error {

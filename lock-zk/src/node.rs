@@ -4,19 +4,21 @@
 use lock_core::{Error, ErrorKind, Result};
 use zookeeper_client::{self as zk, Acls, CreateMode};
 
-use crate::errors::{BACKEND, convert, is_connection_loss, within};
+use crate::errors::{BACKEND, RETRY_PAUSE, convert, is_connection_loss, within};
 use crate::nodes::LOCK_MARKER;
 use crate::session::Session;
 
-/// How often a create may hit a vanished parent or a lost connection before giving up.
+/// How many requests a create may spend on vanished parents and lost connections before
+/// giving up.
 const CREATE_ATTEMPTS: u32 = 10;
 
 /// Creates `<parent>/<prefix>lock-<seq>` (ephemeral sequential) holding `data` (the owner
 /// label, see [`label`](crate::label)), creating missing parents as container nodes, and
-/// returns its path and creation zxid. After a connection loss during the create, looks for a
-/// node with `prefix` before creating again (Curator's protection), and creates again only
-/// once the parent's listing shows none: an unanswered listing is an error, never "absent", so
-/// no second node is ever made for one acquisition.
+/// returns its path and creation zxid. A lost connection at any step is ridden out: after one
+/// during the create, looks for a node with `prefix` before creating again (Curator's
+/// protection), and creates again only once the parent's listing shows none: an unanswered
+/// listing is asked again, never taken as "absent", so no second node is ever made for one
+/// acquisition.
 pub(crate) async fn create(
     session: &Session,
     parent: &str,
@@ -29,38 +31,87 @@ pub(crate) async fn create(
     let base = format!("{parent}/{prefix}{LOCK_MARKER}");
     let client = session.client();
     let limit = session.operation_timeout();
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
+    // Whether a create was sent whose outcome is unknown: look before creating again.
+    let mut maybe_created = false;
+    for _ in 0..CREATE_ATTEMPTS {
+        if maybe_created {
+            match find(session, parent, prefix).await {
+                Ok(Some(found)) => return Ok(found),
+                Ok(None) => maybe_created = false,
+                Err(Unknown::ConnectionLost(_)) => {
+                    tokio::time::sleep(RETRY_PAUSE).await;
+                    continue;
+                }
+                Err(Unknown::Failed(error)) => return Err(error),
+            }
+        }
         match within(limit, "acquire", client.create(&base, data, &options)).await? {
             Ok((stat, sequence)) => return Ok((format!("{base}{sequence}"), stat.czxid)),
-            Err(zk::Error::NoNode) if attempt < CREATE_ATTEMPTS => {
-                make_parents(session, parent).await?;
-            }
-            Err(error) if is_connection_loss(&error) && attempt < CREATE_ATTEMPTS => {
-                if let Some(found) = find(session, parent, prefix).await? {
-                    return Ok(found);
-                }
+            Err(zk::Error::NoNode) => make_parents(session, parent).await?,
+            Err(error) if is_connection_loss(&error) => {
+                maybe_created = true;
+                tokio::time::sleep(RETRY_PAUSE).await;
             }
             Err(error) => return Err(convert(error, "acquire")),
+        }
+    }
+    Err(Error::new(
+        ErrorKind::Unavailable,
+        format!(
+            "no lock node after {CREATE_ATTEMPTS} tries: the connection kept breaking or the \
+             lock's parent kept vanishing"
+        ),
+    )
+    .with_backend(BACKEND))
+}
+
+/// Why a look-up has no answer.
+enum Unknown {
+    /// The connection broke before the answer came: ask again.
+    ConnectionLost(zk::Error),
+    /// Any other failure, already converted.
+    Failed(Error),
+}
+
+impl From<Error> for Unknown {
+    fn from(error: Error) -> Self {
+        Unknown::Failed(error)
+    }
+}
+
+impl From<Unknown> for Error {
+    fn from(unknown: Unknown) -> Self {
+        match unknown {
+            Unknown::ConnectionLost(error) => outcome_unknown(error),
+            Unknown::Failed(error) => error,
         }
     }
 }
 
 /// Creates the lock's parent (and missing ancestors) as container nodes, which ZooKeeper
-/// deletes once their last child is gone.
+/// deletes once their last child is gone. A lost connection is not an error here: the create
+/// that follows finds out whether the parent exists.
 async fn make_parents(session: &Session, parent: &str) -> Result<()> {
     let acl = session.config().acl.entries();
     let options = CreateMode::Container.with_acls(Acls::new(&acl));
     let made = session.client().mkdir(parent, &options);
-    within(session.operation_timeout(), "acquire", made)
-        .await?
-        .map_err(|error| convert(error, "acquire"))
+    match within(session.operation_timeout(), "acquire", made).await? {
+        Ok(()) => Ok(()),
+        Err(error) if is_connection_loss(&error) => {
+            tokio::time::sleep(RETRY_PAUSE).await;
+            Ok(())
+        }
+        Err(error) => Err(convert(error, "acquire")),
+    }
 }
 
 /// The nodes under `parent` whose names start with `prefix`: `Ok(vec![])` only when the
 /// listing shows none; a listing that got no answer is an error.
-async fn children_with(session: &Session, parent: &str, prefix: &str) -> Result<Vec<String>> {
+async fn children_with(
+    session: &Session,
+    parent: &str,
+    prefix: &str,
+) -> std::result::Result<Vec<String>, Unknown> {
     let listed = within(
         session.operation_timeout(),
         "acquire",
@@ -74,14 +125,18 @@ async fn children_with(session: &Session, parent: &str, prefix: &str) -> Result<
             .map(|child| format!("{parent}/{child}"))
             .collect()),
         Err(zk::Error::NoNode) => Ok(Vec::new()),
-        Err(error) if is_connection_loss(&error) => Err(unknown(error)),
-        Err(error) => Err(convert(error, "acquire")),
+        Err(error) if is_connection_loss(&error) => Err(Unknown::ConnectionLost(error)),
+        Err(error) => Err(Unknown::Failed(convert(error, "acquire"))),
     }
 }
 
 /// Our node after an ambiguous create, with its creation zxid; `None` when the parent's listing
 /// shows no node of ours.
-async fn find(session: &Session, parent: &str, prefix: &str) -> Result<Option<(String, i64)>> {
+async fn find(
+    session: &Session,
+    parent: &str,
+    prefix: &str,
+) -> std::result::Result<Option<(String, i64)>, Unknown> {
     for path in children_with(session, parent, prefix).await? {
         let stat = within(
             session.operation_timeout(),
@@ -92,8 +147,8 @@ async fn find(session: &Session, parent: &str, prefix: &str) -> Result<Option<(S
         match stat {
             Ok(Some(stat)) => return Ok(Some((path, stat.czxid))),
             Ok(None) => {}
-            Err(error) if is_connection_loss(&error) => return Err(unknown(error)),
-            Err(error) => return Err(convert(error, "acquire")),
+            Err(error) if is_connection_loss(&error) => return Err(Unknown::ConnectionLost(error)),
+            Err(error) => return Err(Unknown::Failed(convert(error, "acquire"))),
         }
     }
     Ok(None)
@@ -109,7 +164,7 @@ pub(crate) async fn delete(session: &Session, path: &str) -> Result<()> {
     .await?;
     match deleted {
         Ok(()) | Err(zk::Error::NoNode) => Ok(()),
-        Err(error) if is_connection_loss(&error) => Err(unknown(error)),
+        Err(error) if is_connection_loss(&error) => Err(outcome_unknown(error)),
         Err(error) => Err(convert(error, "cleanup")),
     }
 }
@@ -124,7 +179,7 @@ pub(crate) async fn delete_prefixed(session: &Session, parent: &str, prefix: &st
 }
 
 /// The error for a request whose outcome is unknown (the connection broke): temporary.
-fn unknown(error: zk::Error) -> Error {
+fn outcome_unknown(error: zk::Error) -> Error {
     Error::new(
         ErrorKind::Unavailable,
         "the connection to ZooKeeper broke before it answered; the outcome is unknown",

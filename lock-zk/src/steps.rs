@@ -10,7 +10,7 @@ use lock_core::{AcquireOptions, LockName, Result, async_trait};
 use tokio::time::Instant;
 use zookeeper_client::{self as zk, OneshotWatcher};
 
-use crate::errors::{BACKEND, convert, is_connection_loss, within};
+use crate::errors::{BACKEND, RETRY_PAUSE, convert, is_connection_loss, within};
 use crate::held::ZkHeld;
 use crate::label::node_data;
 use crate::names::node_name;
@@ -18,9 +18,6 @@ use crate::node;
 use crate::nodes::{contenders, fencing_token, protected_prefix};
 use crate::session::Session;
 use crate::sessions::Sessions;
-
-/// The pause before asking again after a connection loss, so a flapping link cannot spin.
-const RETRY_PAUSE: Duration = Duration::from_millis(20);
 
 /// A service's steps, shared by its clones.
 #[derive(Debug)]

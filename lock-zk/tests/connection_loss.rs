@@ -57,6 +57,38 @@ async fn cuts_during_acquire_never_leave_a_second_node() {
     }
 }
 
+/// Connection cuts at random points of 30 first acquisitions of fresh names, whose lock
+/// parent does not exist yet (as after the server reaps an empty one): a cut while the parent
+/// is being made is ridden out like any other, and the grant leaves exactly one node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cuts_while_making_the_parent_are_ridden_out() {
+    let Some((url, upstream)) = server() else {
+        return;
+    };
+    let proxy = FaultProxy::start(upstream).await;
+    let lock = support::connect(&format!("zk://{}?session_timeout=4000ms", proxy.addr())).await;
+    let admin = support::connect(&url).await;
+    for round in 0..30 {
+        let name = unique("parentless");
+        let acquiring = lock.acquire_timeout(&name, scaled_ms(10_000));
+        let cut = async {
+            tokio::time::sleep(Duration::from_micros(rand_micros(round))).await;
+            proxy.cut();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            proxy.heal();
+        };
+        let (guard, ()) = tokio::join!(acquiring, cut);
+        let guard = guard.unwrap_or_else(|error| panic!("round {round}: {error}"));
+        let nodes = lock_nodes(&admin, &name).await;
+        assert_eq!(
+            nodes.len(),
+            1,
+            "round {round}: nodes after one grant: {nodes:?}"
+        );
+        guard.release().await.expect("release");
+    }
+}
+
 /// Spreads cut points over the first few milliseconds of an acquisition.
 fn rand_micros(round: u64) -> u64 {
     (round * 7919) % 4000
