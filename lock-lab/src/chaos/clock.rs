@@ -6,8 +6,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Where Debian's `faketime` package puts the library.
-const LIBRARY: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+/// Where Debian's `faketime` package puts the library. Preload it directly: the `faketime`
+/// wrapper keeps a named semaphore per wrapper pid in /dev/shm, and a leftover one makes a
+/// later wrapper with a recycled pid fail to start ("sem_open: File exists").
+pub const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 /// The offset file of one faked clock; removed on drop.
 #[derive(Debug)]
@@ -20,8 +22,10 @@ pub(crate) struct FakeClock {
 impl FakeClock {
     /// A clock at offset zero; `Err` when libfaketime is not installed.
     pub(crate) fn new() -> Result<Self, String> {
-        if !std::path::Path::new(LIBRARY).is_file() {
-            return Err(format!("{LIBRARY} is missing: run scripts/install-servers"));
+        if !std::path::Path::new(LIBFAKETIME).is_file() {
+            return Err(format!(
+                "{LIBFAKETIME} is missing: run scripts/install-servers"
+            ));
         }
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let file = dir.path().join("offset");
@@ -40,7 +44,7 @@ impl FakeClock {
     /// The environment that makes a server process read its wall clock from this file.
     pub(crate) fn env(&self) -> Vec<(String, String)> {
         [
-            ("LD_PRELOAD", LIBRARY.to_owned()),
+            ("LD_PRELOAD", LIBFAKETIME.to_owned()),
             ("FAKETIME_TIMESTAMP_FILE", self.file.display().to_string()),
             ("FAKETIME_CACHE_DURATION", "1".to_owned()),
             ("FAKETIME_DONT_FAKE_MONOTONIC", "1".to_owned()),

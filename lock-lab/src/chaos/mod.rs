@@ -16,6 +16,7 @@ mod scenarios;
 mod trial;
 mod worker;
 
+pub use clock::LIBFAKETIME;
 pub use report::{CellSummary, markdown_table};
 pub use trial::TrialOutcome;
 
