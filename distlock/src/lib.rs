@@ -6,10 +6,10 @@ pub use connect::{SCHEMES, Scheme, connect};
 
 // The contract: what every backend implements and every user calls.
 pub use lock_core::{
-    AcquireOptions, AcquireOptionsBuilder, Backoff, CancellationToken, Capabilities,
+    AcquireOptions, AcquireOptionsBuilder, Backoff, CancellationToken, Capabilities, Claim,
     DistributedLock, DistributedLockExt, Error, ErrorKind, HolderInfo, IntoLockName, LockGuard,
-    LockHandle, LockName, LockStatus, MAX_OWNER_LABEL, MemoryLock, Result, ServiceBuilder,
-    async_trait,
+    LockHandle, LockName, LockStatus, MAX_OWNER_LABEL, MemoryLock, Result, RwLockExt, SemaphoreExt,
+    ServiceBuilder, async_trait,
 };
 
 /// Metric names, span names and their fields (metrics with the `metrics` feature).

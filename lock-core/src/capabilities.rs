@@ -17,6 +17,11 @@ pub struct Capabilities {
     /// The backend itself lets one holder re-acquire a lock it holds. Independent of this,
     /// nested `with_lock` on one name in one task always re-enters.
     pub reentrant: bool,
+    /// Counting semaphores: [`Claim::Permit`](crate::Claim::Permit).
+    pub semaphore: bool,
+    /// Read-write locks: [`Claim::Read`](crate::Claim::Read) and
+    /// [`Claim::Write`](crate::Claim::Write).
+    pub rw_lock: bool,
 }
 
 impl Capabilities {
@@ -28,6 +33,8 @@ impl Capabilities {
         fair_fifo: false,
         server_side_wait: false,
         reentrant: false,
+        semaphore: false,
+        rw_lock: false,
     };
 
     /// Adds [`fencing`](Self::fencing).
@@ -69,6 +76,20 @@ impl Capabilities {
     #[must_use]
     pub const fn with_reentrant(mut self) -> Self {
         self.reentrant = true;
+        self
+    }
+
+    /// Adds [`semaphore`](Self::semaphore).
+    #[must_use]
+    pub const fn with_semaphore(mut self) -> Self {
+        self.semaphore = true;
+        self
+    }
+
+    /// Adds [`rw_lock`](Self::rw_lock).
+    #[must_use]
+    pub const fn with_rw_lock(mut self) -> Self {
+        self.rw_lock = true;
         self
     }
 }

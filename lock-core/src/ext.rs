@@ -7,7 +7,8 @@ use async_trait::async_trait;
 
 use crate::with_lock::run_with_lock;
 use crate::{
-    AcquireOptions, DistributedLock, Error, ErrorKind, IntoLockName, LockGuard, LockHandle, Result,
+    AcquireOptions, Claim, DistributedLock, Error, ErrorKind, IntoLockName, LockGuard, LockHandle,
+    Result,
 };
 
 /// Acquisition conveniences for every [`DistributedLock`], including `dyn DistributedLock`.
@@ -154,6 +155,27 @@ pub trait DistributedLockExt: DistributedLock {
         }
     }
 
+    /// Acquires `claim` on `name` (a semaphore permit, a read or write hold) with `options`,
+    /// turning a wait that ends without a grant into [`ErrorKind::Timeout`]: the options-taking
+    /// form of [`SemaphoreExt`](crate::SemaphoreExt) and [`RwLockExt`](crate::RwLockExt).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`DistributedLock::acquire_claim_with`].
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Timeout`]; [`ErrorKind::InvalidInput`] for an invalid name, claim or
+    /// options (before any I/O); otherwise as [`DistributedLock::acquire_claim_with`].
+    async fn acquire_claim_timeout_with<N: IntoLockName + Send>(
+        &self,
+        name: N,
+        claim: Claim,
+        options: &AcquireOptions,
+    ) -> Result<LockGuard> {
+        crate::claim_ext::acquire_claim_or_timeout(self, name, claim, options).await
+    }
+
     /// Runs `body` while holding `name`, then releases, and returns `body`'s value.
     ///
     /// The lock is always released: after `body` completes, returns an error value, or panics
@@ -263,13 +285,18 @@ pub trait DistributedLockExt: DistributedLock {
     {
         let name = name.into_lock_name()?;
         options.validate()?;
-        run_with_lock(self, name, options, body).await
+        run_with_lock(self, name, None, options, body).await
     }
 }
 
 impl<L: DistributedLock + ?Sized> DistributedLockExt for L {}
 
-fn timeout_error(backend: &'static str, name: &crate::LockName, options: &AcquireOptions) -> Error {
+/// The error for a wait that ended with `name` still held elsewhere.
+pub(crate) fn timeout_error(
+    backend: &'static str,
+    name: &crate::LockName,
+    options: &AcquireOptions,
+) -> Error {
     let waited = options.wait.unwrap_or_default();
     Error::new(
         ErrorKind::Timeout,

@@ -3,6 +3,8 @@
 pub mod backend;
 mod backoff;
 mod capabilities;
+mod claim;
+mod claim_ext;
 mod error;
 mod ext;
 mod guard;
@@ -12,6 +14,8 @@ mod memory;
 mod name;
 mod options;
 mod owner_label;
+mod rw_lock;
+mod semaphore;
 mod status;
 pub mod telemetry;
 pub mod url;
@@ -20,6 +24,7 @@ mod with_lock;
 pub use backend::ServiceBuilder;
 pub use backoff::Backoff;
 pub use capabilities::Capabilities;
+pub use claim::Claim;
 pub use error::{Error, ErrorKind, Result};
 pub use ext::DistributedLockExt;
 pub use guard::LockGuard;
@@ -29,6 +34,8 @@ pub use memory::MemoryLock;
 pub use name::{IntoLockName, LockName};
 pub use options::{AcquireOptions, AcquireOptionsBuilder};
 pub use owner_label::MAX_OWNER_LABEL;
+pub use rw_lock::RwLockExt;
+pub use semaphore::SemaphoreExt;
 pub use status::{HolderInfo, LockStatus};
 
 /// Re-exported so backends and users name the same `async_trait` and `CancellationToken`.

@@ -5,7 +5,7 @@ use std::fmt;
 use async_trait::async_trait;
 
 use crate::{
-    AcquireOptions, Capabilities, Error, ErrorKind, LockGuard, LockName, LockStatus, Result,
+    AcquireOptions, Capabilities, Claim, Error, ErrorKind, LockGuard, LockName, LockStatus, Result,
 };
 
 /// A distributed lock service: one backend connection that can lock any number of names.
@@ -38,6 +38,32 @@ pub trait DistributedLock: Send + Sync + fmt::Debug {
         name: &LockName,
         options: &AcquireOptions,
     ) -> Result<Option<LockGuard>>;
+
+    /// Acquires a shared hold on `name` as `claim` says: one permit of a counting semaphore, or
+    /// a read or write hold of a read-write lock, waiting up to `options.wait`. The guard is
+    /// the mutex's: a fencing token (from the object's one counter, whatever the claim), lease
+    /// renewal, at-risk and lost signals, release. The conveniences are
+    /// [`SemaphoreExt`](crate::SemaphoreExt) and [`RwLockExt`](crate::RwLockExt); the backend
+    /// says whether it offers each in [`Capabilities`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`acquire_with`](DistributedLock::acquire_with).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unsupported`] where the backend has no such primitive (the default);
+    /// [`ErrorKind::InvalidInput`] for an invalid claim or a semaphore limit that differs from
+    /// its holders'; otherwise as [`acquire_with`](DistributedLock::acquire_with).
+    async fn acquire_claim_with(
+        &self,
+        name: &LockName,
+        claim: Claim,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        let _ = (name, options);
+        Err(unsupported(self.backend(), claim.kind()))
+    }
 
     /// The backend's short name: `"memory"`, `"redis"`, `"zookeeper"`, `"postgres"`, ...
     fn backend(&self) -> &'static str;

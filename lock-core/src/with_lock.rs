@@ -1,4 +1,5 @@
-//! `with_lock`: run a future under a lock, with loss detection and same-task re-entry.
+//! `with_lock` (and `with_permit`, `with_read`, `with_write`): run a future under a hold, with
+//! loss detection and same-task re-entry.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -6,13 +7,18 @@ use std::panic::{AssertUnwindSafe, resume_unwind};
 
 use futures_util::FutureExt;
 
-use crate::{AcquireOptions, DistributedLock, Error, ErrorKind, LockHandle, LockName, Result};
+use crate::{
+    AcquireOptions, Claim, DistributedLock, Error, ErrorKind, LockGuard, LockHandle, LockName,
+    Result,
+};
 
 /// One hold taken by an enclosing `with_lock` in the current task.
 #[derive(Clone)]
 struct Entered {
     /// The lock service's address: re-entry is per service instance, as Curator's is per mutex.
     service: usize,
+    /// `None` for the mutex.
+    claim: Option<Claim>,
     handle: LockHandle,
 }
 
@@ -21,9 +27,13 @@ tokio::task_local! {
     static ENTERED: RefCell<Vec<Entered>>;
 }
 
+/// Runs `body` under a hold of `name`: the mutex (`claim` `None`) or a shared `claim`. A
+/// nested call in the same task re-enters a hold that covers it (see [`Claim::covers`]); a
+/// read hold asking for a write fails instead of deadlocking on itself.
 pub(crate) async fn run_with_lock<L, F, Fut, T>(
     lock: &L,
     name: LockName,
+    claim: Option<Claim>,
     options: &AcquireOptions,
     body: F,
 ) -> Result<T>
@@ -38,13 +48,21 @@ where
         .unwrap_or_default();
     if let Some(outer) = enclosing
         .iter()
-        .find(|e| e.service == service && e.handle.name() == &name)
+        .find(|e| e.service == service && e.handle.name() == &name && same_kind(e.claim, claim))
     {
+        if !covers(outer.claim, claim) {
+            return Err(Error::invalid_input(
+                "a write hold asked for inside a read hold of the same name in the same task \
+                 would wait for itself: take the write hold first",
+            )
+            .with_backend(lock.backend())
+            .with_lock(&name));
+        }
         let handle = outer.handle.clone();
         return until_lost(lock.backend(), &handle, body(handle.clone())).await;
     }
 
-    let Some(guard) = lock.acquire_with(&name, options).await? else {
+    let Some(guard) = acquire(lock, &name, claim, options).await? else {
         let waited = options.wait.unwrap_or_default();
         return Err(Error::new(
             ErrorKind::Timeout,
@@ -58,6 +76,7 @@ where
     let mut entered = enclosing;
     entered.push(Entered {
         service,
+        claim,
         handle: handle.clone(),
     });
     let run = until_lost(lock.backend(), &handle, body(handle.clone()));
@@ -78,6 +97,38 @@ where
             }
             Ok(()) => Ok(value),
         },
+    }
+}
+
+async fn acquire<L: DistributedLock + ?Sized>(
+    lock: &L,
+    name: &LockName,
+    claim: Option<Claim>,
+    options: &AcquireOptions,
+) -> Result<Option<LockGuard>> {
+    match claim {
+        None => lock.acquire_with(name, options).await,
+        Some(claim) => lock.acquire_claim_with(name, claim, options).await,
+    }
+}
+
+/// Whether two holds are of one object: the mutex, a semaphore, or a read-write lock.
+fn same_kind(outer: Option<Claim>, inner: Option<Claim>) -> bool {
+    matches!(
+        (outer, inner),
+        (None, None)
+            | (Some(Claim::Permit { .. }), Some(Claim::Permit { .. }))
+            | (
+                Some(Claim::Read | Claim::Write),
+                Some(Claim::Read | Claim::Write)
+            )
+    )
+}
+
+fn covers(outer: Option<Claim>, inner: Option<Claim>) -> bool {
+    match (outer, inner) {
+        (Some(outer), Some(inner)) => outer.covers(&inner),
+        (outer, inner) => outer == inner,
     }
 }
 

@@ -2,6 +2,9 @@
 //! example of a backend on the engine.
 
 mod admin;
+mod claim_held;
+mod claim_steps;
+mod claims;
 mod held;
 mod registry;
 mod steps;
@@ -13,8 +16,9 @@ use async_trait::async_trait;
 use crate::backend::ServiceOptions;
 use crate::url::LockUrl;
 use crate::{
-    AcquireOptions, Capabilities, DistributedLock, LockGuard, LockName, LockStatus, Result,
+    AcquireOptions, Capabilities, Claim, DistributedLock, LockGuard, LockName, LockStatus, Result,
 };
+use claim_steps::ClaimSteps;
 use steps::Shared;
 
 /// Locks shared by everything in this process that clones one `MemoryLock`.
@@ -94,6 +98,21 @@ impl MemoryLock {
     pub fn sever(&self, name: &LockName) -> bool {
         self.shared.sever(name)
     }
+
+    /// Drops every semaphore permit and read-write hold on `name` behind their holders' backs;
+    /// their lost signals fire at their next renewal. Returns how many holds there were.
+    pub fn sever_claims(&self, name: &LockName) -> usize {
+        let mut entries = claims::lock(&self.shared.claims);
+        let mut severed = 0;
+        for kind in [claims::Kind::Semaphore, claims::Kind::RwLock] {
+            if let Some(entry) = entries.get_mut(&(kind, name.clone())) {
+                severed += entry.holders.len();
+                entry.holders.clear();
+                entry.changed();
+            }
+        }
+        severed
+    }
 }
 
 #[async_trait]
@@ -106,6 +125,20 @@ impl DistributedLock for MemoryLock {
         crate::backend::acquire(&self.shared, name, options).await
     }
 
+    async fn acquire_claim_with(
+        &self,
+        name: &LockName,
+        claim: Claim,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        claim.validate()?;
+        let steps = Arc::new(ClaimSteps {
+            entries: Arc::clone(&self.shared.claims),
+            claim,
+        });
+        crate::backend::acquire(&steps, name, options).await
+    }
+
     fn backend(&self) -> &'static str {
         "memory"
     }
@@ -116,6 +149,8 @@ impl DistributedLock for MemoryLock {
             .with_lost_detection()
             .with_lease_renewal()
             .with_server_side_wait()
+            .with_semaphore()
+            .with_rw_lock()
     }
 
     fn default_options(&self) -> AcquireOptions {

@@ -20,6 +20,8 @@ pub(super) type Entries = Mutex<HashMap<LockName, Entry>>;
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
     entries: Arc<Entries>,
+    /// Semaphores and read-write locks.
+    pub(super) claims: Arc<super::claims::ClaimEntries>,
 }
 
 #[derive(Debug, Default)]
