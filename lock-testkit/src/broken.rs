@@ -1,5 +1,7 @@
 //! Deliberately broken locks: the suite must fail on each of them.
 
+mod claims;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -7,8 +9,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use lock_core::backend::{Grant, HeldLock};
 use lock_core::{
-    AcquireOptions, Capabilities, DistributedLock, LockGuard, LockName, LockStatus, MemoryLock,
-    Result,
+    AcquireOptions, Capabilities, Claim, DistributedLock, LockGuard, LockName, LockStatus,
+    MemoryLock, Result,
 };
 use tokio::sync::Mutex;
 use tokio::time::Instant;
@@ -33,6 +35,12 @@ pub enum Breakage {
     NoMaxHold,
     /// `inspect` never counts waiters.
     NoWaiterCount,
+    /// A semaphore admits one holder more than its limit.
+    SemaphoreAdmitsOneMore,
+    /// A write hold is taken as a read hold: writers share with readers.
+    WriterSharesWithReaders,
+    /// Writers poll instead of waiting in line, so a stream of readers starves them.
+    StarvesWriters,
 }
 
 /// A lock that claims the full contract but breaks one rule.
@@ -133,6 +141,15 @@ impl DistributedLock for BrokenLock {
             _ => grant,
         };
         Ok(Some(grant.into_guard(name.clone(), "broken", options)))
+    }
+
+    async fn acquire_claim_with(
+        &self,
+        name: &LockName,
+        claim: Claim,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        claims::acquire(&self.inner, self.breakage, name, claim, options).await
     }
 
     fn backend(&self) -> &'static str {

@@ -6,6 +6,7 @@ pub mod faults;
 pub mod servers;
 
 mod blackhole;
+mod occupancy;
 mod overlap;
 mod require;
 mod targets;
@@ -13,6 +14,7 @@ mod timing;
 
 pub use blackhole::Blackhole;
 pub use conformance::ConformanceTarget;
+pub use occupancy::Occupancy;
 pub use overlap::{Entry, OverlapDetector};
 pub use require::{ServerError, require, servers_required};
 pub use targets::{BrokenTarget, MemoryTarget};

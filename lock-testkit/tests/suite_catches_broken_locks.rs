@@ -10,7 +10,10 @@ use lock_testkit::conformance::{
     inspect_shows_holder_waiters_and_nothing_after_release, lost_signal_fires_when_severed,
     malformed_urls_are_invalid_input_before_io, max_hold_ends_the_hold_on_schedule,
     racing_extends_never_overstate_the_lease, release_after_loss_is_not_held_and_spares_new_holder,
-    try_acquire_on_held_returns_none, with_lock_lost_mid_closure_drops_it,
+    rw_readers_share_and_writers_exclude, rw_waiting_writer_blocks_new_readers,
+    rw_writers_are_not_starved, semaphore_admits_exactly_max_permits,
+    semaphore_release_admits_a_waiter, try_acquire_on_held_returns_none,
+    with_lock_lost_mid_closure_drops_it,
 };
 use lock_testkit::{BrokenTarget, ConformanceTarget};
 
@@ -112,6 +115,47 @@ async fn max_hold_case_catches_a_lock_that_renews_for_ever() {
     assert_fails(
         "max_hold",
         max_hold_ends_the_hold_on_schedule(broken(Breakage::NoMaxHold)),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn semaphore_cases_catch_one_permit_too_many() {
+    let target = broken(Breakage::SemaphoreAdmitsOneMore);
+    assert_fails(
+        "semaphore occupancy",
+        semaphore_admits_exactly_max_permits(Arc::clone(&target)),
+    )
+    .await;
+    assert_fails("semaphore full", semaphore_release_admits_a_waiter(target)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rw_cases_catch_a_writer_beside_readers() {
+    let target = broken(Breakage::WriterSharesWithReaders);
+    assert_fails(
+        "rw occupancy",
+        rw_readers_share_and_writers_exclude(Arc::clone(&target)),
+    )
+    .await;
+    assert_fails(
+        "rw waiting writer",
+        rw_waiting_writer_blocks_new_readers(target),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rw_cases_catch_writers_starved_by_readers() {
+    let target = broken(Breakage::StarvesWriters);
+    assert_fails(
+        "rw starvation",
+        rw_writers_are_not_starved(Arc::clone(&target)),
+    )
+    .await;
+    assert_fails(
+        "rw waiting writer",
+        rw_waiting_writer_blocks_new_readers(target),
     )
     .await;
 }

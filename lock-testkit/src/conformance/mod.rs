@@ -14,6 +14,8 @@ mod force;
 mod inspect;
 mod lease;
 mod loss;
+mod rw_lock;
+mod semaphore;
 mod support;
 mod unreachable;
 mod with_lock;
@@ -49,6 +51,15 @@ pub use lease::racing_extends_never_overstate_the_lease;
 pub use loss::{
     lease_renewal_keeps_lock_past_lease, lost_signal_fires_when_severed,
     lost_signal_quiet_on_release, release_after_loss_is_not_held_and_spares_new_holder,
+};
+pub use rw_lock::{
+    rw_readers_share_and_writers_exclude, rw_waiting_writer_blocks_new_readers,
+    rw_writers_are_not_starved,
+};
+pub use semaphore::{
+    permit_lost_when_its_lease_ends_before_regrant, semaphore_admits_exactly_max_permits,
+    semaphore_refuses_zero_and_mismatched_limits, semaphore_release_admits_a_waiter,
+    semaphore_tokens_strictly_increase,
 };
 pub use unreachable::unreachable_server_is_unavailable_in_time;
 pub use with_lock::{
@@ -161,6 +172,14 @@ macro_rules! conformance_tests {
             force_release_cancelled_midway_is_all_or_nothing,
             max_hold_ends_the_hold_on_schedule,
             at_risk_fires_before_lost_on_a_stalled_link,
+            semaphore_admits_exactly_max_permits,
+            semaphore_tokens_strictly_increase,
+            semaphore_refuses_zero_and_mismatched_limits,
+            semaphore_release_admits_a_waiter,
+            permit_lost_when_its_lease_ends_before_regrant,
+            rw_readers_share_and_writers_exclude,
+            rw_waiting_writer_blocks_new_readers,
+            rw_writers_are_not_starved,
         );
     };
     (@cases $target:expr; $($case:ident),* $(,)?) => {

@@ -35,6 +35,17 @@ pub(super) fn supports(
     ok
 }
 
+/// A fresh client if the backend has what a case needs; `None`, with a skip note, if not.
+pub(super) async fn client_if(
+    target: &Arc<dyn ConformanceTarget>,
+    case: &str,
+    need: impl Fn(&Capabilities) -> bool,
+    what: &str,
+) -> Option<Arc<dyn DistributedLock>> {
+    let lock = client(target).await;
+    supports(&lock, case, need, what).then_some(lock)
+}
+
 /// Options with `wait` and `lease`, auto-renew on.
 pub(super) fn options(wait: Duration, lease: Duration) -> AcquireOptions {
     AcquireOptions::builder()
