@@ -34,6 +34,45 @@ impl LockKeys {
     }
 }
 
+/// The keys of a semaphore (`sem`) or read-write lock (`rw`) of one name: apart from the
+/// mutex's keys and each other's, under the same hash tag (one Redis Cluster slot).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ClaimKeys {
+    /// `{PREFIX:NAME}:KIND:holders`: holders' tokens by lease end (server ms).
+    pub(crate) holders: String,
+    /// `{PREFIX:NAME}:KIND:info`: each holder's `CLAIM FENCE GRANTED_MS LABEL`.
+    pub(crate) info: String,
+    /// `{PREFIX:NAME}:KIND:fence`: the object's fencing counter, never expires.
+    pub(crate) fence: String,
+    /// `{PREFIX:NAME}:KIND:queue`: waiters' tokens by arrival (server us).
+    pub(crate) queue: String,
+    /// `{PREFIX:NAME}:KIND:queue:claim`: each waiter's claim (`p`, `r`, `w`).
+    pub(crate) queue_claims: String,
+    /// `{PREFIX:NAME}:KIND:queue:expiry`: when each waiter is dropped unless it refreshes.
+    pub(crate) queue_expiry: String,
+    /// `{PREFIX:NAME}:KIND:limit`: the semaphore limit its holders use.
+    pub(crate) limit: String,
+    /// `{PREFIX:NAME}:KIND:changed`: the channel releases publish on.
+    pub(crate) channel: String,
+}
+
+impl ClaimKeys {
+    /// The keys of `name`'s object of `kind` (`sem` or `rw`) under `prefix`.
+    pub(crate) fn new(prefix: &str, name: &LockName, kind: &str) -> Self {
+        let base = format!("{{{prefix}:{}}}:{kind}", escape(name.as_str()));
+        Self {
+            holders: format!("{base}:holders"),
+            info: format!("{base}:info"),
+            fence: format!("{base}:fence"),
+            queue: format!("{base}:queue"),
+            queue_claims: format!("{base}:queue:claim"),
+            queue_expiry: format!("{base}:queue:expiry"),
+            limit: format!("{base}:limit"),
+            channel: format!("{base}:changed"),
+        }
+    }
+}
+
 /// Escapes the characters that could end or open a hash tag early (`{`, `}`), and the escape
 /// character itself, so the mapping stays one-to-one: two names never share a key.
 pub(crate) fn escape(name: &str) -> String {
@@ -104,6 +143,30 @@ mod tests {
         assert_eq!(keys.lock, "{distlock:jobs/nightly}");
         assert_eq!(keys.fence, "{distlock:jobs/nightly}:fence");
         assert_eq!(keys.channel, "{distlock:jobs/nightly}:released");
+    }
+
+    #[test]
+    fn claim_keys_share_the_mutex_tag_but_no_key() {
+        let name = LockName::new("jobs/nightly").expect("valid name");
+        let (sem, rw) = (
+            ClaimKeys::new("distlock", &name, "sem"),
+            ClaimKeys::new("distlock", &name, "rw"),
+        );
+        let mutex = keys("jobs/nightly");
+        for key in [&sem.holders, &sem.channel, &rw.holders, &rw.queue_claims] {
+            assert!(key.starts_with("{distlock:jobs/nightly}:"), "{key}");
+        }
+        let mutex_keys = [
+            mutex.lock,
+            mutex.fence,
+            mutex.channel,
+            mutex.queue,
+            mutex.queue_expiry,
+        ];
+        for key in [&sem.holders, &sem.fence, &sem.queue, &rw.fence, &rw.channel] {
+            assert!(!mutex_keys.contains(key), "{key}");
+        }
+        assert_ne!(sem.fence, rw.fence);
     }
 
     #[test]

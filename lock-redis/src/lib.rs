@@ -2,6 +2,8 @@
 
 mod admin;
 mod builder;
+mod claim_scripts;
+mod claim_steps;
 mod error;
 mod eviction;
 mod held;

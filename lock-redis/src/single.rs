@@ -4,10 +4,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use lock_core::{
-    AcquireOptions, Capabilities, DistributedLock, LockGuard, LockName, LockStatus, Result,
+    AcquireOptions, Capabilities, Claim, DistributedLock, Error, ErrorKind, LockGuard, LockName,
+    LockStatus, Result,
 };
 
 use crate::builder::RedisLockBuilder;
+use crate::claim_steps::ClaimSteps;
 use crate::error::BACKEND;
 use crate::keys::LockKeys;
 use crate::link::Link;
@@ -85,6 +87,41 @@ impl DistributedLock for RedisLock {
         lock_core::backend::acquire(&self.steps, name, options).await
     }
 
+    /// Semaphore permits and read-write holds: holders in a sorted set by lease end, waiters
+    /// in a queue, both under the name's hash tag and apart from its mutex keys; one script
+    /// per grant, release and renewal; releases publish on the object's channel.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`acquire_with`](DistributedLock::acquire_with).
+    ///
+    /// # Errors
+    ///
+    /// `Unsupported` on a service that waits for replicas (`wait_for_replicas`); otherwise as
+    /// [`acquire_with`](DistributedLock::acquire_with), plus `InvalidInput` for a semaphore
+    /// limit other than the holders'.
+    async fn acquire_claim_with(
+        &self,
+        name: &LockName,
+        claim: Claim,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        claim.validate()?;
+        if self.steps.replicas.is_some() {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                "semaphores and read-write locks do not wait for replicas yet: use a service \
+                 without wait_for_replicas for them",
+            )
+            .with_backend(BACKEND));
+        }
+        let steps = Arc::new(ClaimSteps {
+            single: Arc::clone(&self.steps),
+            claim,
+        });
+        lock_core::backend::acquire(&steps, name, options).await
+    }
+
     /// The holder from the lock key's value (`OWNER_TOKEN GRANTED_MS LABEL`) and the fence
     /// counter, its lease left from `PTTL`, and the waiters whose queue entries are live, read
     /// in one script. A key a plain `SET NX` client holds shows its value as the owner label,
@@ -149,12 +186,16 @@ impl DistributedLock for RedisLock {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::NONE
+        let capabilities = Capabilities::NONE
             .with_fencing()
             .with_lost_detection()
             .with_lease_renewal()
             .with_fair_fifo()
-            .with_server_side_wait()
+            .with_server_side_wait();
+        if self.steps.replicas.is_some() {
+            return capabilities;
+        }
+        capabilities.with_semaphore().with_rw_lock()
     }
 
     fn default_options(&self) -> AcquireOptions {

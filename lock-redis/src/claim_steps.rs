@@ -1,0 +1,174 @@
+//! The steps of a semaphore or read-write acquisition on a single master: the claim script, a
+//! place in the object's queue, and pub/sub wake-ups on its channel.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::backend::{Busy, Deadline, Grant, HeldLock, LockSteps, Try};
+use lock_core::{AcquireOptions, Claim, LockName, Result, async_trait};
+use tokio::time::Instant;
+
+use crate::claim_scripts::{ClaimAttempt, ClaimRequest};
+use crate::error::BACKEND;
+use crate::keys::ClaimKeys;
+use crate::node::Node;
+use crate::steps::Single;
+use crate::subscriber::Subscription;
+use crate::token::new_token;
+
+/// The steps of acquisitions of one claim; made per acquisition (the claim is its state).
+#[derive(Debug)]
+pub(crate) struct ClaimSteps {
+    pub(crate) single: Arc<Single>,
+    pub(crate) claim: Claim,
+}
+
+/// One acquisition: its keys, token and label, its queue ttl (`None`: a single try), and its
+/// subscription once it waits.
+#[derive(Debug)]
+pub(crate) struct RedisClaimAttempt {
+    keys: ClaimKeys,
+    token: String,
+    label: Arc<str>,
+    lease: Duration,
+    queue_ttl: Option<Duration>,
+    subscription: Option<Subscription>,
+}
+
+/// The keys of `name`'s object for `claim`: the semaphore's or the read-write lock's.
+pub(crate) fn claim_keys(prefix: &str, name: &LockName, claim: Claim) -> ClaimKeys {
+    let kind = match claim {
+        Claim::Permit { .. } => "sem",
+        _ => "rw",
+    };
+    ClaimKeys::new(prefix, name, kind)
+}
+
+#[async_trait]
+impl LockSteps for ClaimSteps {
+    type Attempt = RedisClaimAttempt;
+
+    fn backend(&self) -> &'static str {
+        BACKEND
+    }
+
+    fn server(&self) -> &str {
+        self.single.node.link().name()
+    }
+
+    fn begin(&self, name: &LockName, options: &AcquireOptions) -> RedisClaimAttempt {
+        RedisClaimAttempt {
+            keys: claim_keys(&self.single.prefix, name, self.claim),
+            token: new_token(),
+            label: Arc::clone(&options.owner_label),
+            lease: options.lease,
+            queue_ttl: (options.wait != Some(Duration::ZERO)).then_some(self.single.waiter_ttl),
+            subscription: None,
+        }
+    }
+
+    async fn try_once(&self, attempt: &mut RedisClaimAttempt) -> Result<Try> {
+        let sent = Instant::now();
+        let request = ClaimRequest {
+            token: &attempt.token,
+            label: &attempt.label,
+            claim: self.claim,
+            lease: attempt.lease,
+            queue: attempt.queue_ttl,
+        };
+        let hint = match self
+            .single
+            .node
+            .acquire_claim(&attempt.keys, request)
+            .await?
+        {
+            ClaimAttempt::Granted(fence) => {
+                let held = ClaimHeld {
+                    node: self.single.node.clone(),
+                    keys: attempt.keys.clone(),
+                    token: attempt.token.clone(),
+                };
+                return Ok(Try::Granted(Grant::new(fence, Arc::new(held), sent)));
+            }
+            ClaimAttempt::OtherLimit(held) => {
+                let Claim::Permit { max_permits } = self.claim else {
+                    return Err(lock_core::Error::invalid_input(
+                        "a limit on a read-write lock",
+                    ));
+                };
+                return Err(Claim::mismatched_permits(max_permits, held));
+            }
+            ClaimAttempt::Waiting(hint) => hint,
+        };
+        // Not subscribed yet: `wait` subscribes and returns, and the next try follows at once,
+        // so a release between this try and the subscription is not missed.
+        let pushed = attempt.subscription.as_ref().is_none_or(Subscription::live);
+        // The fallback timer: a holder's lease end, and refreshing our place in the queue.
+        let mut busy = Busy {
+            recheck_within: None,
+            pushed,
+        }
+        .within(self.single.waiter_ttl / 3);
+        if let Some(hint) = hint {
+            busy = busy.within(hint + Duration::from_millis(1));
+        }
+        Ok(Try::Busy(busy))
+    }
+
+    async fn wait(&self, attempt: &mut RedisClaimAttempt, until: Deadline) {
+        let Some(subscription) = attempt.subscription.as_mut() else {
+            let timeout = self.single.node.link().timeout();
+            let subscribing = self
+                .single
+                .subscriber
+                .subscribe(&attempt.keys.channel, timeout);
+            attempt.subscription = Some(subscribing.await);
+            return;
+        };
+        tokio::select! {
+            _ = subscription.changed() => {}
+            () = until.sleep() => {}
+        }
+    }
+
+    /// Leaves the queue, so readers and permits behind us are not held up by a waiter that
+    /// gave up.
+    async fn abandon(&self, attempt: &mut RedisClaimAttempt) -> Result<()> {
+        if attempt.queue_ttl.is_none() {
+            return Ok(());
+        }
+        let node = &self.single.node;
+        node.release_claim(&attempt.keys, &attempt.token)
+            .await
+            .map(drop)
+    }
+
+    /// Drops the hold and the queue entry if they are this attempt's token's.
+    async fn clean_up(&self, attempt: &mut RedisClaimAttempt) -> Result<()> {
+        let node = &self.single.node;
+        node.release_claim(&attempt.keys, &attempt.token)
+            .await
+            .map(drop)
+    }
+}
+
+/// A permit or read-write hold on one master: the object's keys and the holder's token.
+#[derive(Debug)]
+struct ClaimHeld {
+    node: Node,
+    keys: ClaimKeys,
+    token: String,
+}
+
+#[async_trait]
+impl HeldLock for ClaimHeld {
+    async fn release(&self) -> Result<bool> {
+        let released = self.node.release_claim(&self.keys, &self.token).await;
+        released.map_err(|error| error.with_operation("release"))
+    }
+
+    async fn renew(&self, lease: Duration) -> Result<bool> {
+        let renewed = self.node.renew_claim(&self.keys, &self.token, lease).await;
+        renewed.map_err(|error| error.with_operation("renew"))
+    }
+}
