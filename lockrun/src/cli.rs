@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use clap::Parser;
-use distlock::AcquireOptions;
+use distlock::{AcquireOptions, Claim};
 
 use crate::admin::Admin;
 use crate::help::AFTER_HELP;
@@ -92,6 +92,21 @@ pub(crate) struct Args {
     #[arg(long, value_name = "TEXT")]
     pub(crate) owner_label: Option<String>,
 
+    /// Run under one of N permits of the semaphore NAME instead of the lock: at most N
+    /// commands run at once. Every lockrun using NAME must give the same N.
+    #[arg(long, value_name = "N", group = "shared")]
+    pub(crate) permits: Option<u32>,
+
+    /// Run under a read hold of the read-write lock NAME: shared with other readers, never
+    /// with a writer.
+    #[arg(long, group = "shared")]
+    pub(crate) read: bool,
+
+    /// Run under the write hold of the read-write lock NAME: alone; waiting writers block new
+    /// readers.
+    #[arg(long, group = "shared")]
+    pub(crate) write: bool,
+
     /// Stay quiet while waiting (by default a progress line goes to stderr every 10 s).
     #[arg(long, short)]
     pub(crate) quiet: bool,
@@ -112,6 +127,17 @@ impl Args {
         self.name.as_deref().unwrap_or_default()
     }
 
+    /// What the command runs under: the lock (`None`), a semaphore permit, a read or write
+    /// hold.
+    pub(crate) fn claim(&self) -> Option<Claim> {
+        match (self.permits, self.read, self.write) {
+            (Some(permits), _, _) => Some(Claim::permit(permits)),
+            (None, true, _) => Some(Claim::Read),
+            (None, false, true) => Some(Claim::Write),
+            (None, false, false) => None,
+        }
+    }
+
     /// The acquisition options: the service's defaults (its URL's parameters), with the
     /// flags' lease, wait, max hold and owner label, checked.
     pub(crate) fn options(&self, defaults: AcquireOptions) -> distlock::Result<AcquireOptions> {
@@ -129,6 +155,9 @@ impl Args {
             options = options.owner_label(label.as_str());
         }
         let options = options.build()?;
+        if let Some(claim) = self.claim() {
+            claim.validate()?;
+        }
         let margin = options.lease.mul_f64(options.at_risk);
         if let Some(grace) = self.grace.filter(|grace| *grace > margin) {
             return Err(distlock::Error::invalid_input(format!(

@@ -18,6 +18,13 @@ pub(crate) const AFTER_HELP: &str = "EXAMPLES:
     # Free a lock whose holder is stuck, naming the hold by the fencing token status showed.
     lockrun break reports/nightly 42
 
+    # At most 3 exports at once across the fleet (a semaphore of 3 permits).
+    lockrun --url redis://cache:6379 --name vendor/export --permits 3 -- ./export.sh
+
+    # Many readers of a snapshot at once; a refresh under the write hold runs alone.
+    lockrun --url redis://cache:6379 --name snapshot --read -- ./query.sh
+    lockrun --url redis://cache:6379 --name snapshot --write -- ./refresh.sh
+
 The command sees LOCK_NAME and LOCK_FENCING_TOKEN (a number larger than every earlier holder's):
 pass the token to storage that can reject writes from a stale holder.
 
@@ -33,7 +40,8 @@ EXIT STATUS:
       3  break: that fencing token no longer holds the lock; nothing was changed
      64  invalid arguments, URL, lock name or options
      69  the lock service could not be reached
-     70  lockrun failed otherwise (also: the backend cannot do status, list or break)
+     70  lockrun failed otherwise (also: the backend cannot do status, list, break,
+         --permits, --read or --write)
      75  the lock stayed held elsewhere for the whole --wait
      76  the hold was at risk or lost while the command ran; the command was stopped
     126  the command could not be executed

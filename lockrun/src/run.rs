@@ -113,7 +113,15 @@ async fn acquire_with_progress(
     args: &Args,
     options: &AcquireOptions,
 ) -> distlock::Result<LockGuard> {
-    let acquire = lock.acquire_timeout_with(args.name(), options);
+    let acquire = async {
+        match args.claim() {
+            None => lock.acquire_timeout_with(args.name(), options).await,
+            Some(claim) => {
+                lock.acquire_claim_timeout_with(args.name(), claim, options)
+                    .await
+            }
+        }
+    };
     tokio::pin!(acquire);
     let started = tokio::time::Instant::now();
     let mut progress = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
