@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use lock_testkit::servers::PostgresServer;
+use lock_testkit::servers::{PostgresServer, RedisServer};
 use lock_testkit::{require, scaled};
 
 fn example(name: &str) -> Command {
@@ -114,4 +114,31 @@ fn fenced_postgres_rejects_the_stale_write() {
         out.contains("late write with token") && out.contains("balance is 200"),
         "{out}"
     );
+}
+
+#[test]
+fn rate_limited_api_never_exceeds_its_permits_on_redis() {
+    let Some(server) = require(RedisServer::start()) else {
+        return;
+    };
+    let out = run_ok(
+        "rate_limited_api",
+        example("rate_limited_api").env("DISTLOCK_URL", server.url()),
+    );
+    assert!(
+        out.contains("at most 3 calls in flight at once (peak 3)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn cache_rebuild_never_shows_a_half_built_cache_on_redis() {
+    let Some(server) = require(RedisServer::start()) else {
+        return;
+    };
+    let out = run_ok(
+        "cache_rebuild",
+        example("cache_rebuild").env("DISTLOCK_URL", server.url()),
+    );
+    assert!(out.contains("no reader saw a half-built cache"), "{out}");
 }
