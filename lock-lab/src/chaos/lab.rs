@@ -83,6 +83,15 @@ impl Lab {
         }
     }
 
+    /// Stops the servers with a faked clock. A JVM under libfaketime keeps both cores of a
+    /// small machine busy for as long as it runs, which would starve the cells after it (a
+    /// replica too slow to acknowledge a `WAIT`), so they live only for their cell.
+    pub(crate) fn stop_faked(&mut self) {
+        self.faked_postgres = None;
+        self.faked_mysql = None;
+        self.faked_zookeeper = None;
+    }
+
     /// The URL a holder uses for `backend`, starting its servers if needed.
     pub(crate) fn url(&mut self, backend: Backend) -> Started<String> {
         Ok(match backend {

@@ -207,6 +207,9 @@ impl Runner {
                 Err(error) => errors.push(error),
             }
         }
+        if scenario == Scenario::ServerClockStep {
+            self.lab.stop_faked();
+        }
         CellSummary::new(scenario, backend, outcomes, errors)
     }
 }
