@@ -1,7 +1,10 @@
-// Apache Curator's InterProcessMutex, driven by lock-zk's interop tests and quick_bench.
+// Apache Curator's InterProcessMutex and InterProcessReadWriteLock, driven by lock-zk's
+// interop tests and quick_bench.
 //
 //   hold  CONNECT PATH             acquire, print "acquired", release when a line arrives on stdin
-//   try   CONNECT PATH WAIT_MS     print "acquired" (then release) or "timeout"
+//   try   CONNECT PATH WAIT_MS     print "waiting", then "acquired" (then release) or "timeout"
+//   hold-read, hold-write, try-read, try-write: the same with the read or write lock of an
+//         InterProcessReadWriteLock on PATH
 //   bench CONNECT PATH PAIRS CLIENTS ROUNDS
 //         uncontended PAIRS on one client, then CLIENTS clients (own sessions) taking the lock
 //         ROUNDS times each; prints "uncontended <pairs/s>" and
@@ -17,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public class CuratorLock {
@@ -30,14 +34,30 @@ public class CuratorLock {
         return client;
     }
 
+    // The mutex, or one side of a read-write lock, on PATH.
+    static InterProcessMutex lockFor(String kind, CuratorFramework client, String path) {
+        switch (kind) {
+            case "mutex":
+                return new InterProcessMutex(client, path);
+            case "read":
+                return new InterProcessReadWriteLock(client, path).readLock();
+            case "write":
+                return new InterProcessReadWriteLock(client, path).writeLock();
+            default:
+                throw new IllegalArgumentException("unknown lock kind " + kind);
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         String mode = args[0];
         String connect = args[1];
         String path = args[2];
+        String kind = mode.contains("-") ? mode.substring(mode.indexOf('-') + 1) : "mutex";
+        mode = mode.contains("-") ? mode.substring(0, mode.indexOf('-')) : mode;
         switch (mode) {
             case "hold": {
                 CuratorFramework client = connect(connect);
-                InterProcessMutex mutex = new InterProcessMutex(client, path);
+                InterProcessMutex mutex = lockFor(kind, client, path);
                 mutex.acquire();
                 System.out.println("acquired");
                 System.out.flush();
@@ -49,7 +69,7 @@ public class CuratorLock {
             }
             case "try": {
                 CuratorFramework client = connect(connect);
-                InterProcessMutex mutex = new InterProcessMutex(client, path);
+                InterProcessMutex mutex = lockFor(kind, client, path);
                 System.out.println("waiting");
                 System.out.flush();
                 if (mutex.acquire(Long.parseLong(args[3]), TimeUnit.MILLISECONDS)) {

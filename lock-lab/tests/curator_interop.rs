@@ -1,11 +1,12 @@
-//! Interop with Apache Curator's InterProcessMutex on the same path: each side waits for the
-//! other. Skipped only when Java or Curator is missing and `LOCK_TEST_REQUIRE` is unset.
+//! Interop with Apache Curator's InterProcessMutex and InterProcessReadWriteLock on the same
+//! paths: each side waits for the other. Skipped only when Java or Curator is missing and
+//! `LOCK_TEST_REQUIRE` is unset.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, Stdio};
 
-use lock_core::{DistributedLockExt, LockName};
+use lock_core::{DistributedLockExt, LockName, RwLockExt};
 use lock_lab::curator::CuratorProgram;
 use lock_testkit::servers::ZkServer;
 use lock_testkit::{require, scaled_ms};
@@ -95,11 +96,7 @@ async fn curator_holder_makes_us_wait() {
         !waiting.is_finished(),
         "acquired while Curator holds the lock"
     );
-    let stdin = java.stdin.as_mut().expect("stdin");
-    stdin
-        .write_all(b"release\n")
-        .expect("tell Curator to release");
-    assert_eq!(next_line(&mut stdout, scaled_ms(10_000)), "released");
+    release(&mut java, &mut stdout);
     let guard = tokio::time::timeout(scaled_ms(5000), waiting)
         .await
         .expect("acquire after Curator released")
@@ -137,6 +134,104 @@ async fn our_holder_makes_curator_wait() {
         next_line(&mut stdout, scaled_ms(10_000)),
         "acquired",
         "Curator never got in"
+    );
+    let _ = java.wait();
+}
+
+/// Tells a `hold` program to release, and waits until it has.
+fn release(java: &mut Child, stdout: &mut Option<BufReader<ChildStdout>>) {
+    let stdin = java.stdin.as_mut().expect("stdin");
+    stdin
+        .write_all(b"release\n")
+        .expect("tell Curator to release");
+    assert_eq!(next_line(stdout, scaled_ms(10_000)), "released");
+}
+
+/// Curator's InterProcessReadWriteLock and ours share one queue at `rw_lock_path`: a Curator
+/// writer keeps our readers and writers out; a Curator reader shares with ours, and our
+/// waiting writer holds back a Curator reader that comes after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn curator_read_write_lock_shares_our_queue() {
+    let Some((server, lock, curator)) = setup().await else {
+        return;
+    };
+    let hosts = hosts(&server.url());
+    let name = unique("rw");
+    let path = lock.rw_lock_path(&name);
+    let (mut java, mut stdout) = start(&curator, &["hold-write", &hosts, &path]);
+    assert_eq!(next_line(&mut stdout, scaled_ms(30_000)), "acquired");
+    assert!(
+        lock.try_read(&name).await.expect("try_read").is_none(),
+        "read beside Curator's writer"
+    );
+    assert!(
+        lock.try_write(&name).await.expect("try_write").is_none(),
+        "write beside Curator's writer"
+    );
+    release(&mut java, &mut stdout);
+    let _ = java.wait();
+
+    let (mut java, mut stdout) = start(&curator, &["hold-read", &hosts, &path]);
+    assert_eq!(next_line(&mut stdout, scaled_ms(30_000)), "acquired");
+    let ours = lock
+        .try_read(&name)
+        .await
+        .expect("try_read")
+        .expect("readers share");
+    ours.release().await.expect("release");
+    let writer = {
+        let (lock, name) = (lock.clone(), name.clone());
+        tokio::spawn(async move { lock.write(&name).await })
+    };
+    tokio::time::sleep(scaled_ms(500)).await;
+    assert!(
+        !writer.is_finished(),
+        "our writer got in beside Curator's reader"
+    );
+    let (mut late, mut late_out) = start(&curator, &["try-read", &hosts, &path, "1000"]);
+    assert_eq!(next_line(&mut late_out, scaled_ms(30_000)), "waiting");
+    assert_eq!(
+        next_line(&mut late_out, scaled_ms(10_000)),
+        "timeout",
+        "a Curator reader went ahead of our waiting writer"
+    );
+    let _ = late.wait();
+    release(&mut java, &mut stdout);
+    let _ = java.wait();
+    let guard = tokio::time::timeout(scaled_ms(5000), writer)
+        .await
+        .expect("our writer after Curator's reader left")
+        .expect("task")
+        .expect("write");
+    guard.release().await.expect("release");
+}
+
+/// Our write hold keeps Curator's readers out until we release it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn our_writer_makes_curator_readers_wait() {
+    let Some((server, lock, curator)) = setup().await else {
+        return;
+    };
+    let hosts = hosts(&server.url());
+    let name = unique("we-write");
+    let path = lock.rw_lock_path(&name);
+    let guard = lock.write(&name).await.expect("write");
+    let (mut java, mut stdout) = start(&curator, &["try-read", &hosts, &path, "1000"]);
+    assert_eq!(next_line(&mut stdout, scaled_ms(30_000)), "waiting");
+    assert_eq!(
+        next_line(&mut stdout, scaled_ms(10_000)),
+        "timeout",
+        "Curator read beside our writer"
+    );
+    let _ = java.wait();
+    let (mut java, mut stdout) = start(&curator, &["try-read", &hosts, &path, "30000"]);
+    assert_eq!(next_line(&mut stdout, scaled_ms(30_000)), "waiting");
+    tokio::time::sleep(scaled_ms(1000)).await;
+    guard.release().await.expect("release");
+    assert_eq!(
+        next_line(&mut stdout, scaled_ms(10_000)),
+        "acquired",
+        "Curator's reader never got in"
     );
     let _ = java.wait();
 }

@@ -4,12 +4,14 @@
 use std::sync::Arc;
 
 use lock_core::{
-    AcquireOptions, Capabilities, DistributedLock, Error, LockGuard, LockName, LockStatus, Result,
-    async_trait,
+    AcquireOptions, Capabilities, Claim, DistributedLock, Error, ErrorKind, LockGuard, LockName,
+    LockStatus, Result, async_trait,
 };
 
 use crate::ZkLock;
+use crate::claims::ZkClaimSteps;
 use crate::errors::BACKEND;
+use crate::recipe::Recipe;
 
 #[async_trait]
 impl DistributedLock for ZkLock {
@@ -36,6 +38,45 @@ impl DistributedLock for ZkLock {
         lock_core::backend::acquire(&self.steps, name, options).await
     }
 
+    /// Read and write holds in Curator's `InterProcessReadWriteLock` layout under
+    /// [`rw_lock_path`](ZkLock::rw_lock_path): `__READ__` and `__WRIT__` ephemeral sequential
+    /// nodes in one queue; a write node holds when it is first, a read node when no write node
+    /// comes before it; each waiter watches one node (a writer its predecessor, a reader the
+    /// first writer). The fencing token is the node's creation zxid.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`acquire_with`](DistributedLock::acquire_with).
+    ///
+    /// # Errors
+    ///
+    /// `Unsupported` for semaphore permits (not on ZooKeeper yet); otherwise as
+    /// [`acquire_with`](DistributedLock::acquire_with).
+    async fn acquire_claim_with(
+        &self,
+        name: &LockName,
+        claim: Claim,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        claim.validate()?;
+        let recipe = match claim {
+            Claim::Read => Recipe::Read,
+            Claim::Write => Recipe::Write,
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    "the zookeeper backend does not support semaphore permits yet",
+                )
+                .with_backend(BACKEND));
+            }
+        };
+        let steps = Arc::new(ZkClaimSteps {
+            steps: Arc::clone(&self.steps),
+            recipe,
+        });
+        lock_core::backend::acquire(&steps, name, options).await
+    }
+
     fn backend(&self) -> &'static str {
         BACKEND
     }
@@ -46,6 +87,7 @@ impl DistributedLock for ZkLock {
             .with_lost_detection()
             .with_fair_fifo()
             .with_server_side_wait()
+            .with_rw_lock()
     }
 
     fn default_options(&self) -> AcquireOptions {

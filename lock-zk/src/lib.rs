@@ -2,6 +2,7 @@
 
 mod acl;
 mod builder;
+mod claims;
 mod contract;
 mod errors;
 mod expiry;
@@ -15,6 +16,7 @@ mod names;
 mod node;
 mod nodes;
 mod queue;
+mod recipe;
 mod session;
 mod sessions;
 mod settings;

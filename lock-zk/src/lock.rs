@@ -51,6 +51,12 @@ impl ZkLock {
         self.steps.parent(name)
     }
 
+    /// The parent node of `name`'s read-write lock nodes: `<root>/<escaped name>/rw`. Point
+    /// Curator's `InterProcessReadWriteLock` at this path to share the lock with Java services.
+    pub fn rw_lock_path(&self, name: &LockName) -> String {
+        self.steps.rw_parent(name)
+    }
+
     /// The ZooKeeper client of the current session (opening a new session if the last one
     /// ended), for other work on the same session.
     ///

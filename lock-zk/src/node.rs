@@ -5,14 +5,14 @@ use lock_core::{Error, ErrorKind, Result};
 use zookeeper_client::{self as zk, Acls, CreateMode};
 
 use crate::errors::{BACKEND, RETRY_PAUSE, convert, is_connection_loss, within};
-use crate::nodes::LOCK_MARKER;
 use crate::session::Session;
 
 /// How many requests a create may spend on vanished parents and lost connections before
 /// giving up.
 const CREATE_ATTEMPTS: u32 = 10;
 
-/// Creates `<parent>/<prefix>lock-<seq>` (ephemeral sequential) holding `data` (the owner
+/// Creates `<parent>/<prefix><marker><seq>` (ephemeral sequential; the marker is `lock-` for
+/// the mutex, see [`Recipe`](crate::recipe::Recipe)) holding `data` (the owner
 /// label, see [`label`](crate::label)), creating missing parents as container nodes, and
 /// returns its path and creation zxid. A lost connection at any step is ridden out: after one
 /// during the create, looks for a node with `prefix` before creating again (Curator's
@@ -23,12 +23,13 @@ pub(crate) async fn create(
     session: &Session,
     parent: &str,
     prefix: &str,
+    marker: &str,
     data: &[u8],
 ) -> Result<(String, i64)> {
     let settings = session.config();
     let acl = settings.acl.entries();
     let options = CreateMode::EphemeralSequential.with_acls(Acls::new(&acl));
-    let base = format!("{parent}/{prefix}{LOCK_MARKER}");
+    let base = format!("{parent}/{prefix}{marker}");
     let client = session.client();
     let limit = session.operation_timeout();
     // Whether a create was sent whose outcome is unknown: look before creating again.

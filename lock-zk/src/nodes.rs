@@ -22,18 +22,32 @@ pub(crate) fn fencing_token(czxid: i64) -> u64 {
 pub(crate) struct Contender {
     pub(crate) node: String,
     pub(crate) sequence: i64,
+    /// What the node's name carries before its sequence: `lock-`, `__READ__`, `__WRIT__`.
+    pub(crate) marker: &'static str,
 }
 
-/// The lock nodes among `children`, lowest sequence (the holder) first. Children that are not
-/// lock nodes (no `lock-<digits>` suffix) are ignored, as Curator ignores them.
+/// The mutex's lock nodes among `children`, lowest sequence (the holder) first. Children that
+/// are not lock nodes (no `lock-<digits>` suffix) are ignored, as Curator ignores them.
 pub(crate) fn contenders(children: Vec<String>) -> Vec<Contender> {
+    contenders_of(children, &[LOCK_MARKER])
+}
+
+/// The nodes among `children` whose names end in one of `markers` and a sequence number,
+/// lowest sequence first.
+pub(crate) fn contenders_of(children: Vec<String>, markers: &[&'static str]) -> Vec<Contender> {
     let mut contenders: Vec<Contender> = children
         .into_iter()
         .filter_map(|node| {
-            let (_, digits) = node.rsplit_once(LOCK_MARKER)?;
-            let valid = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-            let sequence = digits.parse().ok().filter(|_| valid)?;
-            Some(Contender { node, sequence })
+            markers.iter().find_map(|marker| {
+                let (_, digits) = node.rsplit_once(marker)?;
+                let valid = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+                let sequence = digits.parse().ok().filter(|_| valid)?;
+                Some(Contender {
+                    node: node.clone(),
+                    sequence,
+                    marker,
+                })
+            })
         })
         .collect();
     contenders.sort_by_key(|contender| contender.sequence);

@@ -15,7 +15,8 @@ use crate::held::ZkHeld;
 use crate::label::node_data;
 use crate::names::node_name;
 use crate::node;
-use crate::nodes::{contenders, fencing_token, protected_prefix};
+use crate::nodes::{contenders_of, fencing_token, protected_prefix};
+use crate::recipe::{RW_CHILD, Recipe};
 use crate::session::Session;
 use crate::sessions::Sessions;
 
@@ -44,6 +45,7 @@ struct OurNode {
 #[derive(Debug)]
 pub(crate) struct ZkAttempt {
     parent: String,
+    recipe: Recipe,
     deadline: Deadline,
     label: Arc<str>,
     node: Option<OurNode>,
@@ -53,6 +55,33 @@ pub(crate) struct ZkAttempt {
 impl ZkSteps {
     pub(crate) fn parent(&self, name: &LockName) -> String {
         format!("{}/{}", self.root, node_name(name))
+    }
+
+    /// The parent of `name`'s read-write lock nodes: a child of its lock parent, so they never
+    /// mix with the mutex's. Curator's `InterProcessReadWriteLock` on this path shares it.
+    pub(crate) fn rw_parent(&self, name: &LockName) -> String {
+        format!("{}/{RW_CHILD}", self.parent(name))
+    }
+
+    /// Starts an acquisition of `name` in `recipe`'s queue. No I/O.
+    pub(crate) fn begin_as(
+        &self,
+        name: &LockName,
+        options: &AcquireOptions,
+        recipe: Recipe,
+    ) -> ZkAttempt {
+        let parent = match recipe {
+            Recipe::Mutex => self.parent(name),
+            Recipe::Read | Recipe::Write => self.rw_parent(name),
+        };
+        ZkAttempt {
+            parent,
+            recipe,
+            deadline: Deadline::after(options.wait),
+            label: Arc::clone(&options.owner_label),
+            node: None,
+            watch: None,
+        }
     }
 
     /// Our node, created (on a live session) if there is none.
@@ -80,7 +109,8 @@ impl ZkSteps {
         if node.path.is_none() {
             // Armed from here: the create may take effect even if its answer never comes.
             let data = node_data(&attempt.label);
-            let created = node::create(&node.session, &attempt.parent, &node.prefix, data).await?;
+            let (parent, marker) = (&attempt.parent, attempt.recipe.marker());
+            let created = node::create(&node.session, parent, &node.prefix, marker, data).await?;
             node.path = Some(created);
         }
         let (path, czxid) = node.path.clone().ok_or_else(|| lost_node("no path"))?;
@@ -105,17 +135,11 @@ impl LockSteps for ZkSteps {
     }
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> ZkAttempt {
-        ZkAttempt {
-            parent: self.parent(name),
-            deadline: Deadline::after(options.wait),
-            label: Arc::clone(&options.owner_label),
-            node: None,
-            watch: None,
-        }
+        self.begin_as(name, options, Recipe::Mutex)
     }
 
     async fn try_once(&self, attempt: &mut ZkAttempt) -> Result<Try> {
-        let parent = attempt.parent.clone();
+        let (parent, recipe) = (attempt.parent.clone(), attempt.recipe);
         let (session, path, czxid) = self.ensure_node(attempt).await?;
         let session = Arc::clone(session);
         let client = session.client();
@@ -129,19 +153,19 @@ impl LockSteps for ZkSteps {
             }
             Err(error) => return Err(convert(error, "acquire")),
         };
-        let contenders = contenders(children);
+        let contenders = contenders_of(children, recipe.queue());
         let ours = path.rsplit_once('/').map_or("", |(_, node)| node);
         let Some(index) = contenders.iter().position(|c| c.node == ours) else {
             return Ok(Try::Busy(vanished(attempt)));
         };
-        if index == 0 {
+        let Some(blocker) = recipe.blocker(&contenders, index) else {
             let (held, lost) = ZkHeld::start(Arc::clone(&session), path);
             let grant = Grant::new(fencing_token(czxid), held, sent)
                 .fixed_lease(session.session_timeout())
                 .lost(lost);
             return Ok(Try::Granted(grant));
-        }
-        let predecessor = format!("{parent}/{}", contenders[index - 1].node);
+        };
+        let predecessor = format!("{parent}/{}", contenders[blocker].node);
         match within(limit, "acquire", client.get_and_watch_data(&predecessor)).await? {
             Ok((_, _, watcher)) => {
                 attempt.watch = Some(watcher);
