@@ -35,13 +35,7 @@ async fn cuts_during_acquire_never_leave_a_second_node() {
             let (lock, name) = (&lock, &name);
             async move { lock.acquire_timeout(name, scaled_ms(10_000)).await }
         };
-        let cut = async {
-            tokio::time::sleep(Duration::from_micros(rand_micros(round))).await;
-            proxy.cut();
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            proxy.heal();
-        };
-        let (guard, ()) = tokio::join!(acquiring, cut);
+        let (guard, ()) = tokio::join!(acquiring, cut_briefly(&proxy, round));
         let guard = guard.unwrap_or_else(|error| panic!("round {round}: {error}"));
         let nodes = lock_nodes(&admin, &name).await;
         assert_eq!(
@@ -71,13 +65,7 @@ async fn cuts_while_making_the_parent_are_ridden_out() {
     for round in 0..30 {
         let name = unique("parentless");
         let acquiring = lock.acquire_timeout(&name, scaled_ms(10_000));
-        let cut = async {
-            tokio::time::sleep(Duration::from_micros(rand_micros(round))).await;
-            proxy.cut();
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            proxy.heal();
-        };
-        let (guard, ()) = tokio::join!(acquiring, cut);
+        let (guard, ()) = tokio::join!(acquiring, cut_briefly(&proxy, round));
         let guard = guard.unwrap_or_else(|error| panic!("round {round}: {error}"));
         let nodes = lock_nodes(&admin, &name).await;
         assert_eq!(
@@ -89,9 +77,14 @@ async fn cuts_while_making_the_parent_are_ridden_out() {
     }
 }
 
-/// Spreads cut points over the first few milliseconds of an acquisition.
-fn rand_micros(round: u64) -> u64 {
-    (round * 7919) % 4000
+/// Cuts the link for 50 ms at a point of the first few milliseconds of an acquisition that
+/// `round` spreads over them.
+async fn cut_briefly(proxy: &FaultProxy, round: u64) {
+    let micros = (round * 7919) % 4000;
+    tokio::time::sleep(Duration::from_micros(micros)).await;
+    proxy.cut();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    proxy.heal();
 }
 
 /// With the connection down, an acquire fails with `Unavailable` within the operation timeout
