@@ -14,6 +14,7 @@
 //! the options every service shares. The in-memory backend ([`MemoryLock`](crate::MemoryLock))
 //! is the worked example; the book's "Writing a backend" chapter walks through it.
 
+mod claim_rule;
 mod cleanup;
 mod deadline;
 mod engine;
@@ -24,6 +25,7 @@ mod monitor;
 mod service;
 mod steps;
 
+pub use claim_rule::{ClaimVerdict, claim_verdict};
 pub use deadline::Deadline;
 pub use engine::acquire;
 pub use grant::Grant;

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::backend::{ClaimVerdict, claim_verdict};
 use crate::{Claim, LockName, Result};
 
 /// Semaphores and read-write locks live apart even under one name.
@@ -58,13 +59,7 @@ pub(super) struct Queued {
 }
 
 /// What the grant rule says about one acquisition.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Verdict {
-    Grant,
-    /// Wait; a blocking holder's lease ends by this instant at the latest (`None`: only
-    /// waiters ahead block).
-    Wait(Option<Instant>),
-}
+pub(super) type Verdict = ClaimVerdict<Instant>;
 
 pub(super) fn lock(entries: &ClaimEntries) -> MutexGuard<'_, HashMap<Key, ClaimEntry>> {
     entries.lock().unwrap_or_else(PoisonError::into_inner)
@@ -85,45 +80,19 @@ impl ClaimEntry {
         self.changed.notify_waiters();
     }
 
-    /// The grant rule for `claim`, queued with `ticket` (or arriving now, behind every waiter):
-    /// a permit needs fewer waiters ahead than free permits; a read needs no writer holding or
-    /// waiting ahead; a write needs nobody holding and nobody ahead.
+    /// The grant rule ([`claim_verdict`]) for `claim`, queued with `ticket` (or arriving now,
+    /// behind every waiter).
     pub(super) fn verdict(&self, claim: Claim, ticket: Option<u64>) -> Result<Verdict> {
         let ahead = self
             .queue
             .iter()
-            .take_while(|queued| Some(queued.ticket) != ticket);
-        let blocking_end = |blocks: &dyn Fn(&ClaimHolder) -> bool| {
-            self.holders
-                .iter()
-                .filter(|holder| blocks(holder))
-                .map(|holder| holder.lease_end)
-                .min()
-        };
-        let grant = match claim {
-            Claim::Permit { max_permits } => {
-                if let Some(Claim::Permit { max_permits: held }) =
-                    self.holders.first().map(|holder| holder.claim)
-                    && held != max_permits
-                {
-                    return Err(Claim::mismatched_permits(max_permits, held));
-                }
-                let free = (max_permits as usize).saturating_sub(self.holders.len());
-                ahead.count() < free
-            }
-            Claim::Read => {
-                let writer = self.holders.iter().any(|h| h.claim == Claim::Write);
-                !writer && !ahead.into_iter().any(|queued| queued.claim == Claim::Write)
-            }
-            Claim::Write => self.holders.is_empty() && ahead.count() == 0,
-        };
-        if grant {
-            return Ok(Verdict::Grant);
-        }
-        Ok(Verdict::Wait(match claim {
-            Claim::Read => blocking_end(&|holder| holder.claim == Claim::Write),
-            _ => blocking_end(&|_| true),
-        }))
+            .take_while(|queued| Some(queued.ticket) != ticket)
+            .map(|queued| queued.claim);
+        let holders = self
+            .holders
+            .iter()
+            .map(|holder| (holder.claim, holder.lease_end));
+        claim_verdict(holders, ahead, claim)
     }
 
     /// Puts an acquisition at the back of the queue; returns its ticket.
