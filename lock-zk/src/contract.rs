@@ -12,6 +12,7 @@ use crate::ZkLock;
 use crate::claims::ZkClaimSteps;
 use crate::errors::BACKEND;
 use crate::recipe::Recipe;
+use crate::semaphore::ZkSemaphoreSteps;
 
 #[async_trait]
 impl DistributedLock for ZkLock {
@@ -42,16 +43,28 @@ impl DistributedLock for ZkLock {
     /// [`rw_lock_path`](ZkLock::rw_lock_path): `__READ__` and `__WRIT__` ephemeral sequential
     /// nodes in one queue; a write node holds when it is first, a read node when no write node
     /// comes before it; each waiter watches one node (a writer its predecessor, a reader the
-    /// first writer). The fencing token is the node's creation zxid.
+    /// first writer).
+    ///
+    /// Permits in Curator's `InterProcessSemaphoreV2` layout under
+    /// [`semaphore_path`](ZkLock::semaphore_path): acquirers take turns through the mutex at
+    /// `locks/`; the one whose turn it is creates its lease node in `leases/` and waits,
+    /// watching `leases/`, until there are no more lease nodes than permits. Our lease nodes
+    /// name their limit, so an acquirer asking with another limit than distlock holders use is
+    /// refused; Curator's carry none and are counted, never checked.
+    ///
+    /// The fencing token is the read, write or lease node's creation zxid; the session is the
+    /// lease.
     ///
     /// # Cancel safety
     ///
-    /// As [`acquire_with`](DistributedLock::acquire_with).
+    /// As [`acquire_with`](DistributedLock::acquire_with): every node of the acquisition (the
+    /// semaphore's mutex node, a lease node) is deleted in the background.
     ///
     /// # Errors
     ///
-    /// `Unsupported` for semaphore permits (not on ZooKeeper yet); otherwise as
-    /// [`acquire_with`](DistributedLock::acquire_with).
+    /// [`ErrorKind::InvalidInput`](lock_core::ErrorKind::InvalidInput) for a permit limit of 0
+    /// or above [`Claim::MAX_PERMITS`], or another limit than distlock holders of the semaphore
+    /// use; otherwise as [`acquire_with`](DistributedLock::acquire_with).
     async fn acquire_claim_with(
         &self,
         name: &LockName,
@@ -62,12 +75,16 @@ impl DistributedLock for ZkLock {
         let recipe = match claim {
             Claim::Read => Recipe::Read,
             Claim::Write => Recipe::Write,
-            _ => {
-                return Err(Error::new(
-                    ErrorKind::Unsupported,
-                    "the zookeeper backend does not support semaphore permits yet",
-                )
-                .with_backend(BACKEND));
+            Claim::Permit { max_permits } => {
+                let steps = Arc::new(ZkSemaphoreSteps {
+                    steps: Arc::clone(&self.steps),
+                    max_permits,
+                });
+                return lock_core::backend::acquire(&steps, name, options).await;
+            }
+            other => {
+                let message = format!("the zookeeper backend has no {} claims", other.kind());
+                return Err(Error::new(ErrorKind::Unsupported, message).with_backend(BACKEND));
             }
         };
         let steps = Arc::new(ZkClaimSteps {
@@ -88,6 +105,7 @@ impl DistributedLock for ZkLock {
             .with_fair_fifo()
             .with_server_side_wait()
             .with_rw_lock()
+            .with_semaphore()
     }
 
     fn default_options(&self) -> AcquireOptions {

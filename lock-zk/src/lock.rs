@@ -57,6 +57,14 @@ impl ZkLock {
         self.steps.rw_parent(name)
     }
 
+    /// The path of `name`'s semaphore: `<root>/<escaped name>/semaphore`, with its mutex under
+    /// `locks/` and its lease nodes under `leases/`. Point Curator's `InterProcessSemaphoreV2`
+    /// at this path to share the permits with Java services (with the same limit: Curator
+    /// checks none).
+    pub fn semaphore_path(&self, name: &LockName) -> String {
+        self.steps.semaphore_path(name)
+    }
+
     /// The ZooKeeper client of the current session (opening a new session if the last one
     /// ended), for other work on the same session.
     ///

@@ -13,6 +13,10 @@ pub(crate) const WRITE_MARKER: &str = "__WRIT__";
 /// they never mix with the mutex's nodes.
 pub(crate) const RW_CHILD: &str = "rw";
 
+/// The node child a semaphore's `locks/` and `leases/` live under, below the name's lock
+/// parent (see [`semaphore`](crate::semaphore)).
+pub(crate) const SEMAPHORE_CHILD: &str = "semaphore";
+
 /// One of the queue recipes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Recipe {

@@ -52,6 +52,22 @@ pub(crate) struct ZkAttempt {
     watch: Option<OneshotWatcher>,
 }
 
+/// Where an acquisition's node stands in its queue.
+pub(crate) enum Place {
+    Holds(OurHold),
+    Waits(Busy),
+}
+
+/// A node that holds: its session, path and creation zxid, and when the listing that showed
+/// it first was sent.
+#[derive(Debug)]
+pub(crate) struct OurHold {
+    pub(crate) session: Arc<Session>,
+    pub(crate) path: String,
+    pub(crate) czxid: i64,
+    pub(crate) sent: Instant,
+}
+
 impl ZkSteps {
     pub(crate) fn parent(&self, name: &LockName) -> String {
         format!("{}/{}", self.root, node_name(name))
@@ -74,6 +90,11 @@ impl ZkSteps {
             Recipe::Mutex => self.parent(name),
             Recipe::Read | Recipe::Write => self.rw_parent(name),
         };
+        Self::begin_at(parent, options, recipe)
+    }
+
+    /// Starts an acquisition in `recipe`'s queue under `parent`. No I/O.
+    pub(crate) fn begin_at(parent: String, options: &AcquireOptions, recipe: Recipe) -> ZkAttempt {
         ZkAttempt {
             parent,
             recipe,
@@ -81,6 +102,51 @@ impl ZkSteps {
             label: Arc::clone(&options.owner_label),
             node: None,
             watch: None,
+        }
+    }
+
+    /// Where `attempt`'s node stands in its queue, after creating it if there is none: it
+    /// holds, or it waits (watching the node it waits for, when there is one).
+    pub(crate) async fn place(&self, attempt: &mut ZkAttempt) -> Result<Place> {
+        let (parent, recipe) = (attempt.parent.clone(), attempt.recipe);
+        let (session, path, czxid) = self.ensure_node(attempt).await?;
+        let session = Arc::clone(session);
+        let client = session.client();
+        let limit = session.operation_timeout();
+        let sent = Instant::now();
+        let children = match within(limit, "acquire", client.list_children(&parent)).await? {
+            Ok(children) => children,
+            Err(zk::Error::NoNode) => return Ok(Place::Waits(vanished(attempt))),
+            Err(error) if is_connection_loss(&error) => {
+                return Ok(Place::Waits(Busy::now().within(RETRY_PAUSE)));
+            }
+            Err(error) => return Err(convert(error, "acquire")),
+        };
+        let contenders = contenders_of(children, recipe.queue());
+        let ours = path.rsplit_once('/').map_or("", |(_, node)| node);
+        let Some(index) = contenders.iter().position(|c| c.node == ours) else {
+            return Ok(Place::Waits(vanished(attempt)));
+        };
+        let Some(blocker) = recipe.blocker(&contenders, index) else {
+            return Ok(Place::Holds(OurHold {
+                session,
+                path,
+                czxid,
+                sent,
+            }));
+        };
+        let predecessor = format!("{parent}/{}", contenders[blocker].node);
+        match within(limit, "acquire", client.get_and_watch_data(&predecessor)).await? {
+            Ok((_, _, watcher)) => {
+                attempt.watch = Some(watcher);
+                Ok(Place::Waits(Busy::pushed()))
+            }
+            // Gone between the listing and the watch: look again at once.
+            Err(zk::Error::NoNode) => Ok(Place::Waits(Busy::now())),
+            Err(error) if is_connection_loss(&error) => {
+                Ok(Place::Waits(Busy::now().within(RETRY_PAUSE)))
+            }
+            Err(error) => Err(convert(error, "acquire")),
         }
     }
 
@@ -139,45 +205,16 @@ impl LockSteps for ZkSteps {
     }
 
     async fn try_once(&self, attempt: &mut ZkAttempt) -> Result<Try> {
-        let (parent, recipe) = (attempt.parent.clone(), attempt.recipe);
-        let (session, path, czxid) = self.ensure_node(attempt).await?;
-        let session = Arc::clone(session);
-        let client = session.client();
-        let limit = session.operation_timeout();
-        let sent = Instant::now();
-        let children = match within(limit, "acquire", client.list_children(&parent)).await? {
-            Ok(children) => children,
-            Err(zk::Error::NoNode) => return Ok(Try::Busy(vanished(attempt))),
-            Err(error) if is_connection_loss(&error) => {
-                return Ok(Try::Busy(Busy::now().within(RETRY_PAUSE)));
+        Ok(match self.place(attempt).await? {
+            Place::Holds(ours) => {
+                let (held, lost) = ZkHeld::start(Arc::clone(&ours.session), ours.path);
+                let grant = Grant::new(fencing_token(ours.czxid), held, ours.sent)
+                    .fixed_lease(ours.session.session_timeout())
+                    .lost(lost);
+                Try::Granted(grant)
             }
-            Err(error) => return Err(convert(error, "acquire")),
-        };
-        let contenders = contenders_of(children, recipe.queue());
-        let ours = path.rsplit_once('/').map_or("", |(_, node)| node);
-        let Some(index) = contenders.iter().position(|c| c.node == ours) else {
-            return Ok(Try::Busy(vanished(attempt)));
-        };
-        let Some(blocker) = recipe.blocker(&contenders, index) else {
-            let (held, lost) = ZkHeld::start(Arc::clone(&session), path);
-            let grant = Grant::new(fencing_token(czxid), held, sent)
-                .fixed_lease(session.session_timeout())
-                .lost(lost);
-            return Ok(Try::Granted(grant));
-        };
-        let predecessor = format!("{parent}/{}", contenders[blocker].node);
-        match within(limit, "acquire", client.get_and_watch_data(&predecessor)).await? {
-            Ok((_, _, watcher)) => {
-                attempt.watch = Some(watcher);
-                Ok(Try::Busy(Busy::pushed()))
-            }
-            // Gone between the listing and the watch: look again at once.
-            Err(zk::Error::NoNode) => Ok(Try::Busy(Busy::now())),
-            Err(error) if is_connection_loss(&error) => {
-                Ok(Try::Busy(Busy::now().within(RETRY_PAUSE)))
-            }
-            Err(error) => Err(convert(error, "acquire")),
-        }
+            Place::Waits(busy) => Try::Busy(busy),
+        })
     }
 
     async fn wait(&self, attempt: &mut ZkAttempt, until: Deadline) {
