@@ -1,10 +1,14 @@
-// Apache Curator's InterProcessMutex and InterProcessReadWriteLock, driven by lock-zk's
-// interop tests and quick_bench.
+// Apache Curator's InterProcessMutex, InterProcessReadWriteLock and InterProcessSemaphoreV2,
+// driven by lock-lab's interop tests and quick_bench.
 //
 //   hold  CONNECT PATH             acquire, print "acquired", release when a line arrives on stdin
 //   try   CONNECT PATH WAIT_MS     print "waiting", then "acquired" (then release) or "timeout"
 //   hold-read, hold-write, try-read, try-write: the same with the read or write lock of an
 //         InterProcessReadWriteLock on PATH
+//   permits CONNECT PATH MAX THREADS ROUNDS HOLD_MS
+//         THREADS threads (own sessions) each take a lease of an InterProcessSemaphoreV2 on
+//         PATH with MAX leases ROUNDS times, holding it HOLD_MS; per hold prints
+//         "held <start µs> <end µs>" (wall clock, taken inside the hold), then "done"
 //   bench CONNECT PATH PAIRS CLIENTS ROUNDS
 //         uncontended PAIRS on one client, then CLIENTS clients (own sessions) taking the lock
 //         ROUNDS times each; prints "uncontended <pairs/s>" and
@@ -21,6 +25,8 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public class CuratorLock {
@@ -81,6 +87,10 @@ public class CuratorLock {
                 client.close();
                 break;
             }
+            case "permits":
+                permits(connect, path, Integer.parseInt(args[3]), Integer.parseInt(args[4]),
+                        Integer.parseInt(args[5]), Long.parseLong(args[6]));
+                break;
             case "bench":
                 bench(connect, path, Integer.parseInt(args[3]), Integer.parseInt(args[4]),
                         Integer.parseInt(args[5]));
@@ -89,6 +99,48 @@ public class CuratorLock {
                 throw new IllegalArgumentException("unknown mode " + mode);
         }
         System.out.flush();
+    }
+
+    // Wall-clock microseconds, comparable with the Rust side's SystemTime on this machine.
+    static long micros() {
+        java.time.Instant now = java.time.Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+    }
+
+    static void permits(String connect, String path, int max, int threads, int rounds,
+            long holdMs) throws Exception {
+        List<Thread> workers = new ArrayList<>();
+        List<Exception> failures = Collections.synchronizedList(new ArrayList<>());
+        for (int t = 0; t < threads; t++) {
+            Thread worker = new Thread(() -> {
+                try {
+                    CuratorFramework client = connect(connect);
+                    InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, path, max);
+                    for (int r = 0; r < rounds; r++) {
+                        Lease lease = semaphore.acquire();
+                        long start = micros();
+                        Thread.sleep(holdMs);
+                        long end = micros();
+                        synchronized (System.out) {
+                            System.out.println("held " + start + " " + end);
+                        }
+                        semaphore.returnLease(lease);
+                    }
+                    client.close();
+                } catch (Exception e) {
+                    failures.add(e);
+                }
+            });
+            workers.add(worker);
+            worker.start();
+        }
+        for (Thread worker : workers) {
+            worker.join();
+        }
+        if (!failures.isEmpty()) {
+            throw failures.get(0);
+        }
+        System.out.println("done");
     }
 
     static void bench(String connect, String path, int pairs, int clients, int rounds)

@@ -1,13 +1,14 @@
-//! Interop with Apache Curator's InterProcessMutex and InterProcessReadWriteLock on the same
-//! paths: each side waits for the other. Skipped only when Java or Curator is missing and
+//! Interop with Apache Curator's InterProcessMutex, InterProcessReadWriteLock and
+//! InterProcessSemaphoreV2 on the same paths: each side waits for the other. Skipped only when Java or Curator is missing and
 //! `LOCK_TEST_REQUIRE` is unset.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, Stdio};
 
-use lock_core::{DistributedLockExt, LockName, RwLockExt};
+use lock_core::{DistributedLockExt, LockName, RwLockExt, SemaphoreExt};
 use lock_lab::curator::CuratorProgram;
+use lock_testkit::intervals::{HoldInterval, occupancy, wall_micros};
 use lock_testkit::servers::ZkServer;
 use lock_testkit::{require, scaled_ms};
 use lock_zk::ZkLock;
@@ -234,4 +235,122 @@ async fn our_writer_makes_curator_readers_wait() {
         "Curator's reader never got in"
     );
     let _ = java.wait();
+}
+
+/// Curator's InterProcessSemaphoreV2 and ours share the permits at `semaphore_path`: 3 Curator
+/// and 3 distlock contenders (own sessions each) for 5 permits, holds recorded on the wall
+/// clock from inside: never more than 5 at once, and all 5 in use at some instant.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn curator_semaphore_shares_our_permits() {
+    const PERMITS: u32 = 5;
+    const CONTENDERS: usize = 3;
+    const ROUNDS: usize = 12;
+    const HOLD_MS: u64 = 100;
+    let Some((server, lock, curator)) = setup().await else {
+        return;
+    };
+    let name = unique("semaphore");
+    let path = lock.semaphore_path(&name);
+    let numbers = [
+        PERMITS.to_string(),
+        CONTENDERS.to_string(),
+        ROUNDS.to_string(),
+    ];
+    let hold_ms = HOLD_MS.to_string();
+    let hosts = hosts(&server.url());
+    let (mut java, mut stdout) = start(
+        &curator,
+        &[
+            "permits",
+            &hosts,
+            &path,
+            &numbers[0],
+            &numbers[1],
+            &numbers[2],
+            &hold_ms,
+        ],
+    );
+    // Ours start once Curator's first lease is held, so the two sides contend.
+    let first = parse_hold(&next_line(&mut stdout, scaled_ms(30_000)));
+    let reader = std::thread::spawn(move || {
+        let mut reader = stdout.take().expect("stdout");
+        let mut lines = Vec::new();
+        let mut line = String::new();
+        while reader.read_line(&mut line).unwrap_or(0) > 0 {
+            lines.push(line.trim().to_owned());
+            line.clear();
+        }
+        lines
+    });
+    let mut ours = Vec::new();
+    for _ in 0..CONTENDERS {
+        let service = ZkLock::builder(&server.url())
+            .connect()
+            .await
+            .expect("connect");
+        let name = name.clone();
+        ours.push(tokio::spawn(async move {
+            let mut holds = Vec::new();
+            for _ in 0..ROUNDS {
+                let permit = service
+                    .acquire_permit(&name, PERMITS)
+                    .await
+                    .expect("permit");
+                let start_micros = wall_micros();
+                tokio::time::sleep(std::time::Duration::from_millis(HOLD_MS)).await;
+                let end_micros = wall_micros();
+                holds.push(HoldInterval {
+                    start_micros,
+                    end_micros,
+                    exclusive: false,
+                });
+                permit.release().await.expect("release");
+            }
+            holds
+        }));
+    }
+    let mut holds = vec![first];
+    for task in ours {
+        holds.extend(task.await.expect("our contender"));
+    }
+    let lines = reader.join().expect("reader");
+    assert!(
+        java.wait().expect("java").success(),
+        "Curator failed: {lines:?}"
+    );
+    assert_eq!(lines.last().map(String::as_str), Some("done"), "{lines:?}");
+    let theirs: Vec<HoldInterval> = lines
+        .iter()
+        .filter(|l| l.starts_with("held"))
+        .map(|l| parse_hold(l))
+        .collect();
+    assert_eq!(
+        theirs.len() + 1,
+        CONTENDERS * ROUNDS,
+        "Curator's holds: {lines:?}"
+    );
+    holds.extend(theirs);
+    let seen = occupancy(&holds);
+    assert_eq!(
+        seen.max_holders, PERMITS as usize,
+        "most holders at once with {PERMITS} permits shared by Curator and distlock"
+    );
+}
+
+/// A `held <start µs> <end µs>` line of the Curator program, as a shared hold.
+fn parse_hold(line: &str) -> HoldInterval {
+    let fields: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|field| field.parse().expect("a number"))
+        .collect();
+    assert!(
+        line.starts_with("held ") && fields.len() == 2,
+        "not a hold: {line:?}"
+    );
+    HoldInterval {
+        start_micros: fields[0],
+        end_micros: fields[1],
+        exclusive: false,
+    }
 }

@@ -3,6 +3,7 @@
 pub mod broken;
 pub mod conformance;
 pub mod faults;
+pub mod intervals;
 pub mod servers;
 
 mod blackhole;
