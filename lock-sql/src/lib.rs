@@ -8,6 +8,9 @@
 
 mod admin;
 mod builder;
+mod claim_change;
+mod claim_row;
+mod claim_steps;
 mod db;
 mod dialect;
 mod error;

@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use lock_core::{
-    AcquireOptions, Capabilities, DistributedLock, Error, LockGuard, LockName, LockStatus, Result,
+    AcquireOptions, Capabilities, Claim, DistributedLock, Error, LockGuard, LockName, LockStatus,
+    Result,
 };
 use tokio::sync::OnceCell;
 
+use crate::claim_steps::SqlClaimSteps;
 use crate::db::{Conn, Db, Owner};
 use crate::error::SqlError;
 use crate::settings::Settings;
@@ -184,6 +186,38 @@ impl DistributedLock for SqlLock {
         lock_core::backend::acquire(&self.steps, name, options).await
     }
 
+    /// Permits and read and write holds in the claims table (`{table}_claims`): one row per
+    /// name and kind holds the fencing counter, the holders (each with a lease by the database
+    /// clock, renewed like the mutex's) and the queue of waiting acquisitions. Each try reads
+    /// the row, applies the grant rule every backend shares, and writes it back by
+    /// compare-and-set on its version. Waiters are woken as the mutex's are (notifications on
+    /// PostgreSQL, this service's changes elsewhere) and re-check when a blocking lease ends.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: a dropped acquisition's queue entry (or a grant whose answer was lost) is
+    /// taken out of the row in the background; left alone, a queue entry expires by the
+    /// database clock 15 s after its last refresh and a hold when its lease ends.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`](lock_core::ErrorKind::InvalidInput) for an invalid claim or
+    /// a permit limit other than the holders'; otherwise as
+    /// [`acquire_with`](DistributedLock::acquire_with).
+    async fn acquire_claim_with(
+        &self,
+        name: &LockName,
+        claim: Claim,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        claim.validate()?;
+        let steps = Arc::new(SqlClaimSteps {
+            inner: Arc::clone(&self.steps.inner),
+            claim,
+        });
+        lock_core::backend::acquire(&steps, name, options).await
+    }
+
     /// Reads the hold's row (owner label, fencing counter, grant time and lease left by the
     /// database clock) and counts the live entries of the waiters table: every waiting
     /// acquisition keeps one, in whatever process.
@@ -238,7 +272,9 @@ impl DistributedLock for SqlLock {
         let capabilities = Capabilities::NONE
             .with_fencing()
             .with_lost_detection()
-            .with_lease_renewal();
+            .with_lease_renewal()
+            .with_semaphore()
+            .with_rw_lock();
         if self.dialect() == Dialect::Postgres {
             capabilities.with_server_side_wait()
         } else {

@@ -53,20 +53,31 @@ impl TableName {
         &self.0
     }
 
-    /// The table of waiting acquisitions that goes with this lock table: `{name}_waiters`, or
-    /// for a name too long for that, its first bytes and a stable hash of the whole name, so
-    /// that the result stays a distinct identifier within [`TableName::MAX_LEN`] bytes
-    /// (PostgreSQL would silently cut a longer one down, possibly onto the lock table itself).
+    /// The table of waiting acquisitions that goes with this lock table: `{name}_waiters`
+    /// (see [`companion`](Self::companion)).
     pub(crate) fn waiters(&self) -> String {
-        const SUFFIX: &str = "_waiters";
-        if self.0.len() + SUFFIX.len() <= Self::MAX_LEN {
-            return format!("{}{SUFFIX}", self.0);
+        self.companion("_waiters")
+    }
+
+    /// The table of semaphores and read-write locks that goes with this lock table:
+    /// `{name}_claims` (see [`companion`](Self::companion)).
+    pub(crate) fn claims(&self) -> String {
+        self.companion("_claims")
+    }
+
+    /// `{name}{suffix}`, or for a name too long for that, its first bytes and a stable hash of
+    /// the whole name, so that the result stays a distinct identifier within
+    /// [`TableName::MAX_LEN`] bytes (PostgreSQL would silently cut a longer one down, possibly
+    /// onto the lock table itself).
+    fn companion(&self, suffix: &str) -> String {
+        if self.0.len() + suffix.len() <= Self::MAX_LEN {
+            return format!("{}{suffix}", self.0);
         }
         // 16 hex digits and an `_` between the kept bytes and the suffix.
-        let keep = Self::MAX_LEN - SUFFIX.len() - 17;
+        let keep = Self::MAX_LEN - suffix.len() - 17;
         // The name is ASCII, so any byte index is a character boundary.
         let head = self.0.get(..keep).unwrap_or(&self.0);
-        format!("{head}_{:016x}{SUFFIX}", fnv1a(self.0.as_bytes()))
+        format!("{head}_{:016x}{suffix}", fnv1a(self.0.as_bytes()))
     }
 }
 
@@ -112,6 +123,7 @@ mod tests {
     fn waiters_tables_are_distinct_identifiers_within_the_limit() {
         let short = TableName::new("locks").expect("valid");
         assert_eq!(short.waiters(), "locks_waiters");
+        assert_eq!(short.claims(), "locks_claims");
         let longest = "a".repeat(TableName::MAX_LEN);
         let (long, other) = (
             TableName::new(&longest).expect("valid"),
@@ -124,6 +136,8 @@ mod tests {
             assert_ne!(&waiters, table.as_str());
         }
         assert_ne!(long.waiters(), other.waiters());
+        assert_ne!(long.claims(), long.waiters());
+        assert_eq!(long.claims().len(), TableName::MAX_LEN);
         assert_eq!(long.waiters(), long.waiters());
         let fits = TableName::new("w".repeat(TableName::MAX_LEN - 8)).expect("valid");
         assert_eq!(fits.waiters(), format!("{}_waiters", fits.as_str()));

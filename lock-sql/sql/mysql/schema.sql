@@ -17,3 +17,13 @@ CREATE TABLE IF NOT EXISTS `{waiters}` (
     expires_at DATETIME(6)    NOT NULL,
     PRIMARY KEY (name, waiter)
 ) ENGINE = InnoDB;
+
+-- Semaphores and read-write locks: one row per name and kind, holding the claim state
+-- (fencing counter, holders with leases, queue) as text, changed by compare-and-set on version.
+CREATE TABLE IF NOT EXISTS `{claims}` (
+    name    VARBINARY(255) NOT NULL,
+    kind    VARBINARY(16)  NOT NULL,
+    state   MEDIUMBLOB     NOT NULL,
+    version BIGINT         NOT NULL,
+    PRIMARY KEY (name, kind)
+) ENGINE = InnoDB;

@@ -17,3 +17,13 @@ CREATE TABLE IF NOT EXISTS "{waiters}" (
     expires_at TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (name, waiter)
 );
+
+-- Semaphores and read-write locks: one row per name and kind, holding the claim state
+-- (fencing counter, holders with leases, queue) as text, changed by compare-and-set on version.
+CREATE TABLE IF NOT EXISTS "{claims}" (
+    name    TEXT   NOT NULL,
+    kind    TEXT   NOT NULL,
+    state   BYTEA  NOT NULL,
+    version BIGINT NOT NULL,
+    PRIMARY KEY (name, kind)
+);

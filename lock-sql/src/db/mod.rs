@@ -30,6 +30,18 @@ impl Owner {
     pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.0
     }
+
+    /// The token as 32 hex digits, as a claim row stores it.
+    pub(crate) fn to_hex(self) -> String {
+        format!("{:032x}", u128::from_be_bytes(self.0))
+    }
+
+    /// The token from 32 hex digits.
+    pub(crate) fn from_hex(hex: &str) -> Option<Self> {
+        let valid = hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit());
+        let value = u128::from_str_radix(hex, 16).ok().filter(|_| valid)?;
+        Some(Self(value.to_be_bytes()))
+    }
 }
 
 impl std::fmt::Debug for Owner {
@@ -112,6 +124,7 @@ macro_rules! with_conn {
 
 // After the macros, which they use.
 mod admin;
+pub(crate) mod claim_rows;
 mod schema;
 mod waiters;
 
@@ -232,6 +245,7 @@ pub(crate) fn statement(template: &str, table: &TableName, now: &str) -> SqlStr 
     let text = template
         .replace("{table}", table.as_str())
         .replace("{waiters}", &table.waiters())
+        .replace("{claims}", &table.claims())
         .replace("{now}", now);
     // The only text spliced in is validated identifiers and a constant expression.
     AssertSqlSafe(text).into_sql_str()

@@ -11,6 +11,7 @@ use sqlx::pool::PoolConnection;
 
 mod admin;
 
+use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
@@ -26,6 +27,7 @@ const DUPLICATE_COLUMN: u16 = 1060;
 /// A MySQL or MariaDB pool and its statements.
 #[derive(Debug)]
 pub(crate) struct MyDb {
+    claims: ClaimStatements,
     pool: MySqlPool,
     options: MySqlConnectOptions,
     timeout: Duration,
@@ -77,6 +79,15 @@ impl MyDb {
             sever: statement(include_str!("../../sql/mysql/sever.sql"), table, ""),
         };
         Ok(Self {
+            claims: ClaimStatements::new(
+                [
+                    include_str!("../../sql/mysql/claim_read.sql"),
+                    include_str!("../../sql/mysql/claim_insert.sql"),
+                    include_str!("../../sql/mysql/claim_update.sql"),
+                ],
+                table,
+                "",
+            ),
             pool,
             options,
             timeout: config.service.operation_timeout,
@@ -86,6 +97,15 @@ impl MyDb {
 
     pub(crate) async fn diagnose(&self, timeout: Duration) -> Option<SqlError> {
         super::connect_error::<sqlx::MySqlConnection>(&self.options, timeout).await
+    }
+
+    pub(crate) fn claim_target(&self) -> ClaimTarget<'_, sqlx::MySql> {
+        ClaimTarget {
+            pool: &self.pool,
+            sql: &self.claims,
+            timeout: self.timeout,
+            channel: None,
+        }
     }
 
     pub(crate) async fn connection(&self) -> Result<PoolConnection<sqlx::MySql>, SqlError> {

@@ -10,6 +10,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 mod admin;
 
+use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
@@ -23,6 +24,7 @@ const CONTENDED: [&str; 3] = ["40001", "40P01", "55P03"];
 /// A PostgreSQL pool and its statements.
 #[derive(Debug)]
 pub(crate) struct PgDb {
+    claims: ClaimStatements,
     pool: PgPool,
     options: PgConnectOptions,
     channel: String,
@@ -82,6 +84,19 @@ impl PgDb {
             sever: statement(include_str!("../../sql/postgres/sever.sql"), table, ""),
         };
         Ok(Self {
+            claims: ClaimStatements::new(
+                [
+                    include_str!("../../sql/postgres/claim_read.sql"),
+                    include_str!("../../sql/postgres/claim_insert.sql"),
+                    include_str!("../../sql/postgres/claim_update.sql"),
+                ],
+                table,
+                "",
+            )
+            .waking(
+                include_str!("../../sql/postgres/claim_update_waking.sql"),
+                table,
+            ),
             pool,
             options,
             channel: table.as_str().to_owned(),
@@ -102,6 +117,15 @@ impl PgDb {
 
     pub(crate) async fn diagnose(&self, timeout: Duration) -> Option<SqlError> {
         super::connect_error::<sqlx::PgConnection>(&self.options, timeout).await
+    }
+
+    pub(crate) fn claim_target(&self) -> ClaimTarget<'_, sqlx::Postgres> {
+        ClaimTarget {
+            pool: &self.pool,
+            sql: &self.claims,
+            timeout: self.timeout,
+            channel: Some(&self.channel),
+        }
     }
 
     pub(crate) async fn connection(&self) -> Result<PoolConnection<sqlx::Postgres>, SqlError> {

@@ -165,7 +165,7 @@ mod tests {
     }
 
     #[test]
-    fn every_create_script_has_both_tables() {
+    fn every_create_script_has_all_three_tables() {
         let scripts = [
             include_str!("../../sql/postgres/schema.sql"),
             include_str!("../../sql/mysql/schema.sql"),
@@ -173,8 +173,9 @@ mod tests {
         ];
         for script in scripts {
             let statements = split(script);
-            assert_eq!(statements.len(), 2, "{script}");
+            assert_eq!(statements.len(), 3, "{script}");
             assert!(statements[0].contains("{table}") && statements[1].contains("{waiters}"));
+            assert!(statements[2].contains("{claims}"), "{script}");
             for column in ["owner_label", "granted_at"] {
                 assert!(statements[0].contains(column), "{column} missing: {script}");
             }

@@ -12,6 +12,7 @@ use sqlx::sqlite::{
 
 mod admin;
 
+use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
@@ -27,6 +28,7 @@ const CONTENDED: [i64; 2] = [5, 6];
 /// A SQLite pool and its statements.
 #[derive(Debug)]
 pub(crate) struct LiteDb {
+    claims: ClaimStatements,
     pool: SqlitePool,
     timeout: Duration,
     sql: Statements,
@@ -105,10 +107,28 @@ impl LiteDb {
             sever: statement(include_str!("../../sql/sqlite/sever.sql"), table, NOW_MS),
         };
         Ok(Self {
+            claims: ClaimStatements::new(
+                [
+                    include_str!("../../sql/sqlite/claim_read.sql"),
+                    include_str!("../../sql/sqlite/claim_insert.sql"),
+                    include_str!("../../sql/sqlite/claim_update.sql"),
+                ],
+                table,
+                NOW_MS,
+            ),
             pool: pool.connect_lazy_with(options),
             timeout: config.service.operation_timeout,
             sql,
         })
+    }
+
+    pub(crate) fn claim_target(&self) -> ClaimTarget<'_, sqlx::Sqlite> {
+        ClaimTarget {
+            pool: &self.pool,
+            sql: &self.claims,
+            timeout: self.timeout,
+            channel: None,
+        }
     }
 
     pub(crate) async fn connection(&self) -> Result<PoolConnection<sqlx::Sqlite>, SqlError> {

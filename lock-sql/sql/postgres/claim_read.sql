@@ -1,0 +1,6 @@
+-- $1 name, $2 kind: the claim row's state and version (NULL when there is none yet) and the
+-- database clock in microseconds, which every lease and expiry in the state is measured by.
+SELECT c.state, c.version,
+       CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT) AS now_us
+FROM (SELECT 1) AS one
+LEFT JOIN "{claims}" AS c ON c.name = $1 AND c.kind = $2
