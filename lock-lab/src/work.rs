@@ -1,6 +1,6 @@
 //! `lock-holder work`: one holder process of a chaos trial.
 //!
-//! It acquires a lock, then writes to a fenced resource (a [`FenceServer`](crate::fence::FenceServer))
+//! It acquires a lock (or a semaphore permit, or a read or write hold), then writes to a fenced resource (a [`FenceServer`](crate::fence::FenceServer))
 //! every [`WRITE_EVERY`] until its hold time is up, `release` arrives on stdin (or stdin closes:
 //! its parent is gone), or its lost
 //! signal fires. It writes *before* looking at the lost signal, as a holder resuming from a
@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_core::{AcquireOptions, DistributedLock, LockName};
+use lock_core::{AcquireOptions, Claim, DistributedLock, LockName};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::fence::{FenceClient, monotonic_ns};
@@ -42,6 +42,25 @@ pub struct WorkPlan {
     pub fence: SocketAddr,
     /// This writer's id at the resource.
     pub client: usize,
+    /// What to hold: the lock (`None`), or a permit or read-write hold of the name.
+    pub claim: Option<Claim>,
+}
+
+/// A claim as `lock-holder work` takes it: `permits:N`, `read` or `write`.
+///
+/// # Errors
+///
+/// A message when `spec` is none of those.
+pub fn parse_claim(spec: &str) -> Result<Claim, String> {
+    match spec {
+        "read" => Ok(Claim::Read),
+        "write" => Ok(Claim::Write),
+        _ => spec
+            .strip_prefix("permits:")
+            .and_then(|n| n.parse().ok())
+            .map(Claim::permit)
+            .ok_or_else(|| format!("not a claim (permits:N, read, write): {spec:?}")),
+    }
 }
 
 type Failure = Box<dyn std::error::Error>;
@@ -64,7 +83,10 @@ pub async fn run(plan: &WorkPlan) -> Result<i32, Failure> {
         .build()?;
     let mut fence = FenceClient::connect(plan.fence).await?;
     let acquired = match connect(&plan.url).await {
-        Ok(lock) => lock.acquire_with(&name, &options).await,
+        Ok(lock) => match plan.claim {
+            Some(claim) => lock.acquire_claim_with(&name, claim, &options).await,
+            None => lock.acquire_with(&name, &options).await,
+        },
         Err(error) => Err(error),
     };
     let guard = match acquired {

@@ -67,7 +67,23 @@ fn second_holder_granted_every_trial(cell: &CellSummary) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn paused_holder_overlaps_in_real_time_fencing_rejects_it_and_it_learns_on_resume() {
-    let Some(cells) = run(Scenario::PausedHolder).await else {
+    paused_holder_is_fenced_and_learns_on_resume(Scenario::PausedHolder).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn paused_permit_holder_is_fenced_and_learns_before_its_permit_is_regranted() {
+    paused_holder_is_fenced_and_learns_on_resume(Scenario::PausedPermitHolder).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn paused_reader_is_fenced_when_the_writer_gets_in() {
+    paused_holder_is_fenced_and_learns_on_resume(Scenario::PausedReader).await;
+}
+
+/// A paused holder's hold ends under it (lease or session), B is granted while A still
+/// believes it holds, A's writes are rejected by the fence, and A hears of the loss on resume.
+async fn paused_holder_is_fenced_and_learns_on_resume(scenario: Scenario) {
+    let Some(cells) = run(scenario).await else {
         return;
     };
     for cell in &cells {
@@ -101,7 +117,23 @@ async fn paused_holder_overlaps_in_real_time_fencing_rejects_it_and_it_learns_on
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn killed_holder_frees_the_lock_and_nothing_stale_gets_through() {
-    let Some(cells) = run(Scenario::KilledHolder).await else {
+    killed_holder_frees_its_hold(Scenario::KilledHolder).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn killed_permit_holder_frees_its_permit() {
+    killed_holder_frees_its_hold(Scenario::KilledPermitHolder).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn killed_reader_lets_the_writer_in() {
+    killed_holder_frees_its_hold(Scenario::KilledReader).await;
+}
+
+/// A killed holder's hold ends by lease or session expiry; B gets in, with no overlap and
+/// nothing stale written.
+async fn killed_holder_frees_its_hold(scenario: Scenario) {
+    let Some(cells) = run(scenario).await else {
         return;
     };
     for cell in &cells {

@@ -6,8 +6,8 @@
 //!   each hold it creates the file `MARKER` exclusively (an existing file means another process
 //!   holds the lock too: an overlap) and removes it before releasing. Prints
 //!   `tokens <t1> <t2> ...` and then `overlaps <n>`.
-//! - `lock-holder work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT`: one holder of a
-//!   chaos trial, writing to a fenced resource and printing its hold events (see
+//! - `lock-holder work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT [CLAIM]`: one holder
+//!   of a chaos trial (of the lock, or with CLAIM `permits:N`, `read` or `write`), writing to a fenced resource and printing its hold events (see
 //!   `lock_lab::work`).
 //! - `lock-holder fence-write FENCE_ADDR CLIENT [FOR_MS]`: no lock of its own; writes to the
 //!   fenced resource every 20 ms with the token in `LOCK_FENCING_TOKEN` (a command run by
@@ -28,7 +28,11 @@ async fn main() -> Result<(), Failure> {
         ["hold", url, name] => hold(url, name, None).await,
         ["hold", url, name, lease] => hold(url, name, Some(Duration::from_millis(lease.parse()?))).await,
         ["contend", url, name, rounds, marker] => contend(url, name, rounds.parse()?, marker).await,
-        ["work", url, name, lease, wait, hold, fence, client] => {
+        ["work", url, name, lease, wait, hold, fence, client, claim @ ..] if claim.len() <= 1 => {
+            let claim = match claim.first() {
+                Some(spec) => Some(lock_lab::work::parse_claim(spec)?),
+                None => None,
+            };
             let plan = lock_lab::work::WorkPlan {
                 url: (*url).to_owned(),
                 name: (*name).to_owned(),
@@ -37,6 +41,7 @@ async fn main() -> Result<(), Failure> {
                 hold: Duration::from_millis(hold.parse()?),
                 fence: fence.parse()?,
                 client: client.parse()?,
+                claim,
             };
             let status = lock_lab::work::run(&plan).await?;
             std::process::exit(status)
@@ -44,7 +49,7 @@ async fn main() -> Result<(), Failure> {
         ["fence-write", fence, client] => fence_write(fence, client, None).await,
         ["fence-write", fence, client, millis] => fence_write(fence, client, Some(millis)).await,
         ["lease", url, name, millis] => lease(url, name, Duration::from_millis(millis.parse()?)).await,
-        _ => Err("usage: lock-holder hold URL NAME [LEASE_MS] | contend URL NAME ROUNDS MARKER | work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT | fence-write FENCE_ADDR CLIENT [FOR_MS] | lease URL NAME LEASE_MS".into()),
+        _ => Err("usage: lock-holder hold URL NAME [LEASE_MS] | contend URL NAME ROUNDS MARKER | work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT [CLAIM] | fence-write FENCE_ADDR CLIENT [FOR_MS] | lease URL NAME LEASE_MS".into()),
     }
 }
 

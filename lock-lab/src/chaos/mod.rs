@@ -94,6 +94,17 @@ pub enum Scenario {
     /// A is `lockrun` as above; lockrun is frozen (SIGSTOP) past its lease, so its hold is lost
     /// under it, and resumed after B.
     LockrunFrozen,
+    /// As [`PausedHolder`](Self::PausedHolder), with A holding the only permit of a one-permit
+    /// semaphore, which B then asks for.
+    PausedPermitHolder,
+    /// As [`KilledHolder`](Self::KilledHolder), with A holding the only permit of a one-permit
+    /// semaphore.
+    KilledPermitHolder,
+    /// As [`PausedHolder`](Self::PausedHolder), with A holding a read lock and B asking for the
+    /// write lock.
+    PausedReader,
+    /// As [`KilledHolder`](Self::KilledHolder), with A a reader and B a writer.
+    KilledReader,
 }
 
 impl Scenario {
@@ -114,6 +125,31 @@ impl Scenario {
             Self::ReplicaLagging => "replica lagging under WAIT",
             Self::LockrunKilled => "lockrun killed (SIGKILL)",
             Self::LockrunFrozen => "lockrun frozen, grandchild writing",
+            Self::PausedPermitHolder => "permit holder paused past lease",
+            Self::KilledPermitHolder => "permit holder killed",
+            Self::PausedReader => "reader paused past lease, writer next",
+            Self::KilledReader => "reader killed, writer next",
+        }
+    }
+
+    /// The fault this scenario strikes with: the holder scenarios of the semaphore and the
+    /// read-write lock strike as the mutex's do.
+    pub fn fault(self) -> Scenario {
+        match self {
+            Self::PausedPermitHolder | Self::PausedReader => Self::PausedHolder,
+            Self::KilledPermitHolder | Self::KilledReader => Self::KilledHolder,
+            other => other,
+        }
+    }
+
+    /// What holders A and B claim (`lock-holder work`'s CLAIM argument); `None`: the mutex.
+    pub fn claims(self) -> (Option<&'static str>, Option<&'static str>) {
+        match self {
+            Self::PausedPermitHolder | Self::KilledPermitHolder => {
+                (Some("permits:1"), Some("permits:1"))
+            }
+            Self::PausedReader | Self::KilledReader => (Some("read"), Some("write")),
+            _ => (None, None),
         }
     }
 
@@ -141,11 +177,16 @@ impl Scenario {
             Self::ServerClockStep => &[Postgres, Mysql, Zookeeper],
             Self::ReplicaLagging => &[RedisWait],
             Self::LockrunKilled | Self::LockrunFrozen => &[Sqlite, Postgres, Redis, Zookeeper],
+            // Semaphores and read-write locks are not offered over replicas or Redlock.
+            Self::PausedPermitHolder
+            | Self::KilledPermitHolder
+            | Self::PausedReader
+            | Self::KilledReader => &[Sqlite, Postgres, Mysql, Redis, Zookeeper],
         }
     }
 
     /// Every scenario, in table order.
-    pub const ALL: [Scenario; 14] = [
+    pub const ALL: [Scenario; 18] = [
         Self::PausedHolder,
         Self::KilledHolder,
         Self::LinkBlackholed,
@@ -160,6 +201,10 @@ impl Scenario {
         Self::ReplicaLagging,
         Self::LockrunKilled,
         Self::LockrunFrozen,
+        Self::PausedPermitHolder,
+        Self::KilledPermitHolder,
+        Self::PausedReader,
+        Self::KilledReader,
     ];
 }
 

@@ -105,7 +105,7 @@ pub(crate) async fn strike(
         resumed_ns: None,
         faults: 1,
     };
-    let b = match scenario {
+    let b = match scenario.fault() {
         Scenario::PausedHolder => {
             a.pause()?;
             let b = spawn_b(&setup.url_b)?;
@@ -160,6 +160,11 @@ pub(crate) async fn strike(
         Scenario::LockrunKilled | Scenario::LockrunFrozen => {
             return Err("lockrun scenarios run through chaos::lockrun".into());
         }
+        // `fault()` maps these onto the holder scenarios above.
+        Scenario::PausedPermitHolder
+        | Scenario::KilledPermitHolder
+        | Scenario::PausedReader
+        | Scenario::KilledReader => return Err("no fault of its own".into()),
         Scenario::ServerPaused => {
             servers(lab, backend)?
                 .iter()

@@ -57,10 +57,11 @@ pub(crate) async fn run(
     let name = format!("chaos/{:016x}", rand::random::<u64>());
     let mut setup = Setup::prepare(lab, scenario, backend).await?;
     let holder = lab.holder.clone();
+    let (claim_a, claim_b) = scenario.claims();
     let mut a = Worker::spawn(
         &holder,
         &setup.url_a,
-        &name,
+        (&name, claim_a),
         (LEASE, A_WAIT, A_HOLD),
         fence.addr(),
         0,
@@ -79,7 +80,7 @@ pub(crate) async fn run(
         Worker::spawn(
             &holder,
             url,
-            &name,
+            (&name, claim_b),
             (LEASE, B_WAIT, B_HOLD),
             fence.addr(),
             1,

@@ -50,11 +50,12 @@ impl Report {
 }
 
 impl Worker {
-    /// Starts `lock-holder work` with these parameters.
+    /// Starts `lock-holder work` with these parameters: the lock `name`, or with `claim`, a
+    /// permit or read-write hold of it.
     pub(crate) fn spawn(
         holder: &std::path::Path,
         url: &str,
-        name: &str,
+        (name, claim): (&str, Option<&str>),
         (lease, wait, hold): (Duration, Duration, Duration),
         fence: SocketAddr,
         client: usize,
@@ -64,6 +65,7 @@ impl Worker {
             .args(["work", url, name, &ms(lease), &ms(wait), &ms(hold)])
             .arg(fence.to_string())
             .arg(client.to_string())
+            .args(claim)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
