@@ -4,6 +4,8 @@
 //!   program (`scripts/chaos`) and, two trials per cell, by `tests/chaos_short.rs`.
 //! - `lock-holder` ([`holder`], [`work`]): a lock holder in a process of its own, for crash,
 //!   pause and cross-process tests.
+//! - [`claimants`]: permits and read-write holds taken by tasks in several processes, each
+//!   hold's interval printed for an occupancy count across them.
 //! - [`fence`]: the fenced resource holders write to, in-process or over TCP, and the checker
 //!   that judges a history for overlaps, stale writes and late lost signals.
 //! - [`curator`]: Java programs compiled against Debian's Curator jars, for interoperability
@@ -13,6 +15,7 @@
 //! others beside its own executable ([`holder::beside_current_exe`]).
 
 pub mod chaos;
+pub mod claimants;
 pub mod curator;
 pub mod fence;
 pub mod holder;

@@ -12,6 +12,9 @@
 //! - `lock-holder fence-write FENCE_ADDR CLIENT [FOR_MS]`: no lock of its own; writes to the
 //!   fenced resource every 20 ms with the token in `LOCK_FENCING_TOKEN` (a command run by
 //!   `lockrun`), for `FOR_MS` or until killed.
+//! - `lock-holder claims URL NAME MIX TASKS ROUNDS HOLD_MS`: `TASKS` tasks on one service take
+//!   `ROUNDS` holds each of `HOLD_MS`, by `MIX` (`permits:N` or `rw:WRITE_PERCENT`), and print
+//!   each hold's interval (see `lock_lab::claimants`).
 //! - `lock-holder lease URL NAME LEASE_MS`: acquires without renewing, prints `acquired`, and
 //!   prints `lost` when its lost signal fires (clock-drift tests run it under a faked clock).
 
@@ -48,8 +51,19 @@ async fn main() -> Result<(), Failure> {
         }
         ["fence-write", fence, client] => fence_write(fence, client, None).await,
         ["fence-write", fence, client, millis] => fence_write(fence, client, Some(millis)).await,
+        ["claims", url, name, mix, tasks, rounds, hold] => {
+            let plan = lock_lab::claimants::ClaimPlan {
+                url: (*url).to_owned(),
+                name: (*name).to_owned(),
+                mix: lock_lab::claimants::ClaimMix::parse(mix)?,
+                tasks: tasks.parse()?,
+                rounds: rounds.parse()?,
+                hold: Duration::from_millis(hold.parse()?),
+            };
+            Ok(lock_lab::claimants::run(plan).await?)
+        }
         ["lease", url, name, millis] => lease(url, name, Duration::from_millis(millis.parse()?)).await,
-        _ => Err("usage: lock-holder hold URL NAME [LEASE_MS] | contend URL NAME ROUNDS MARKER | work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT [CLAIM] | fence-write FENCE_ADDR CLIENT [FOR_MS] | lease URL NAME LEASE_MS".into()),
+        _ => Err("usage: lock-holder hold URL NAME [LEASE_MS] | contend URL NAME ROUNDS MARKER | work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT [CLAIM] | fence-write FENCE_ADDR CLIENT [FOR_MS] | claims URL NAME MIX TASKS ROUNDS HOLD_MS | lease URL NAME LEASE_MS".into()),
     }
 }
 
