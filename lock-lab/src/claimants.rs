@@ -47,7 +47,8 @@ impl ClaimMix {
         }
     }
 
-    fn draw(self) -> Claim {
+    /// The claim of one hold: the permit, or a read or (by chance) a write hold.
+    pub fn draw(self) -> Claim {
         match self {
             Self::Permits(n) => Claim::permit(n),
             Self::ReadWrite { write_percent } if rand::random_range(0..100) < write_percent => {
