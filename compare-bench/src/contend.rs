@@ -23,6 +23,12 @@ pub trait Contender: Send + Sync {
 pub trait Held: Send {
     /// Gives the lock back.
     async fn release(self: Box<Self>) -> BenchResult<()>;
+
+    /// Whether nobody may hold beside it (a mutex or a write hold); a permit or a read hold
+    /// shares.
+    fn exclusive(&self) -> bool {
+        true
+    }
 }
 
 /// How a contended run goes.

@@ -91,7 +91,7 @@ async fn main() -> BenchResult<()> {
     ) -> std::pin::Pin<
         Box<dyn std::future::Future<Output = BenchResult<()>> + 'a>,
     >;
-    let all: [(&str, Scenario); 7] = [
+    let all: [(&str, Scenario); 8] = [
         (scenarios::latency::ID, |c| {
             Box::pin(scenarios::latency::run(c))
         }),
@@ -107,6 +107,9 @@ async fn main() -> BenchResult<()> {
             Box::pin(scenarios::failover::run(c))
         }),
         (scenarios::many::ID, |c| Box::pin(scenarios::many::run(c))),
+        (scenarios::shared::ID, |c| {
+            Box::pin(scenarios::shared::run(c))
+        }),
     ];
     for (id, scenario) in all {
         if !wanted(id) {

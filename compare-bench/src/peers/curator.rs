@@ -1,4 +1,5 @@
-//! Apache Curator's InterProcessMutex, run in a JVM from `java/CuratorBench.java`, compiled with
+//! Apache Curator's recipes, run in a JVM from `java/CuratorBench.java` (InterProcessMutex) and
+//! `java/CuratorShared.java` (InterProcessSemaphoreV2, InterProcessReadWriteLock), compiled with
 //! `javac` at run time against Debian's jars in `/usr/share/java`.
 
 use std::path::Path;
@@ -21,7 +22,16 @@ impl Curator {
     ///
     /// Java, javac or Curator's jars are missing, or javac fails.
     pub fn compile() -> BenchResult<Self> {
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("java/CuratorBench.java");
+        Self::compile_program("CuratorBench")
+    }
+
+    /// Compiles `java/<program>.java`.
+    ///
+    /// # Errors
+    ///
+    /// As [`compile`](Self::compile).
+    pub fn compile_program(program: &str) -> BenchResult<Self> {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("java/{program}.java"));
         Ok(Self(CuratorProgram::compile(&source)?))
     }
 
@@ -39,19 +49,48 @@ impl Curator {
         counts: &[usize],
     ) -> BenchResult<Vec<(usize, Outcome)>> {
         let counts: Vec<String> = counts.iter().map(usize::to_string).collect();
-        let output = self
-            .0
-            .command("512m")
-            .args([hosts, path, &seconds.to_string(), &counts.join(",")])
-            .output()?;
+        let output = self.output(&[hosts, path, &seconds.to_string(), &counts.join(",")])?;
+        parse_output(&output)
+    }
+
+    /// Runs `CuratorShared`'s loop in `mode` (`semaphore`, `rw`) with `clients` sessions for
+    /// `seconds`; the outcome's `overlaps` are its violations (a sixth permit holder, a
+    /// writer with company).
+    ///
+    /// # Errors
+    ///
+    /// The JVM failed or printed something unexpected.
+    pub fn run_shared(
+        &self,
+        hosts: &str,
+        path: &str,
+        seconds: f64,
+        (mode, clients): (&str, usize),
+    ) -> BenchResult<Outcome> {
+        let args = [
+            hosts,
+            path,
+            &seconds.to_string(),
+            mode,
+            &clients.to_string(),
+        ];
+        let output = self.output(&args)?;
+        let mut outcomes = parse_output(&output)?;
+        let (_, outcome) = outcomes.pop().ok_or("CuratorShared printed no result")?;
+        Ok(outcome)
+    }
+
+    /// The program's standard output with `args`.
+    fn output(&self, args: &[&str]) -> BenchResult<String> {
+        let output = self.0.command("512m").args(args).output()?;
         if !output.status.success() {
             return Err(format!(
-                "CuratorBench failed: {}",
+                "Curator program failed: {}",
                 String::from_utf8_lossy(&output.stderr)
             )
             .into());
         }
-        parse_output(&String::from_utf8_lossy(&output.stdout))
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }
 }
 

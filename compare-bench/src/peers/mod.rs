@@ -3,6 +3,7 @@
 pub mod curator;
 pub mod pg;
 pub mod redis_poll;
+pub mod redis_zset;
 pub mod rslock_peer;
 pub mod zk_herd;
 

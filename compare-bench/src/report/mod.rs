@@ -3,6 +3,7 @@
 mod coordination;
 mod goals;
 mod sections;
+mod shared;
 
 use std::fmt::Write as _;
 use std::path::Path;

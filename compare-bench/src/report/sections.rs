@@ -14,7 +14,7 @@ use super::{ms, num, of, table};
 type Section = fn(&Path, &[Record]) -> BenchResult<String>;
 
 /// The scenario sections, in report order, with their scenario ids and titles.
-pub(super) const ALL: [(&str, &str, Section); 7] = [
+pub(super) const ALL: [(&str, &str, Section); 8] = [
     ("latency", "1. Latency (uncontended)", latency),
     ("contention", "2. Contention sweep", contention),
     ("waiting", "3. Cost of waiting", coordination::waiting),
@@ -22,6 +22,11 @@ pub(super) const ALL: [(&str, &str, Section); 7] = [
     ("crash", "5. Crash recovery", coordination::crash),
     ("failover", "6. Failover safety", coordination::failover),
     ("many", "7. Many locks", many),
+    (
+        "shared",
+        "8. Semaphores and read-write locks",
+        super::shared::shared,
+    ),
 ];
 
 pub(super) fn ours() -> String {

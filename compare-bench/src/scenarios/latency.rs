@@ -108,9 +108,14 @@ pub fn curator(ctx: &Ctx, seconds: f64) -> BenchResult<(String, Outcome)> {
 
 /// Curator's `system` label.
 pub fn curator_system() -> String {
+    curator_recipe("InterProcessMutex")
+}
+
+/// The `system` label of Curator's `recipe`, with the installed version.
+pub fn curator_recipe(recipe: &str) -> String {
     let version = crate::machine::package_version("libcurator-recipes-java");
     format!(
-        "Curator InterProcessMutex {}",
+        "Curator {recipe} {}",
         version.split('-').next().unwrap_or(&version)
     )
 }

@@ -7,6 +7,7 @@ pub mod failover;
 pub mod herd;
 pub mod latency;
 pub mod many;
+pub mod shared;
 pub mod waiting;
 
 use std::sync::Arc;
