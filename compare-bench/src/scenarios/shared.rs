@@ -97,17 +97,13 @@ async fn distlock(
     let mut opened: Vec<Arc<dyn Contender>> = Vec::with_capacity(clients);
     for _ in 0..clients {
         let lock = distlock::connect(&distlock_url(&ctx.servers, backend)).await?;
-        opened.push(Arc::new(ClaimContender {
-            lock,
-            name: name.clone(),
-            mix,
-        }));
+        opened.push(Arc::new(ClaimContender::new(lock, &name, mix)));
     }
-    hold_loop(opened, permit_limit(mix), Duration::from_secs_f64(seconds)).await
+    shared_holds(opened, permit_limit(mix), Duration::from_secs_f64(seconds)).await
 }
 
 /// The most shared holders `mix` allows at once: the permits, or any number of readers.
-fn permit_limit(mix: ClaimMix) -> Option<usize> {
+pub fn permit_limit(mix: ClaimMix) -> Option<usize> {
     match mix {
         ClaimMix::Permits(permits) => Some(permits as usize),
         ClaimMix::ReadWrite { .. } => None,
@@ -122,7 +118,7 @@ async fn zset(ctx: &Ctx, clients: usize, seconds: f64) -> BenchResult<Outcome> {
         opened.push(Arc::new(semaphore.await?));
     }
     let limit = Some(PERMITS as usize);
-    hold_loop(opened, limit, Duration::from_secs_f64(seconds)).await
+    shared_holds(opened, limit, Duration::from_secs_f64(seconds)).await
 }
 
 fn curator(ctx: &Ctx, seconds: f64) -> BenchResult<Vec<((ClaimMix, usize), Outcome)>> {
@@ -157,10 +153,19 @@ pub fn record(
     record
 }
 
-/// Clients take holds in a loop until `duration` has passed; each hold yields once inside.
-/// Violations: an entry that makes more shared holders than `limit` (a semaphore's permits;
-/// readers have none), or that breaks a writer's exclusivity.
-async fn hold_loop(
+/// The shared-hold driver: clients take holds in a loop until `duration` has passed; each
+/// hold yields once inside. The outcome's `overlaps` are violations: entries that make more
+/// shared holders than `limit` (a semaphore's permits; readers have none), or that break a
+/// writer's exclusivity.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-way, it leaves the holds of its clients to their leases.
+///
+/// # Errors
+///
+/// The first client error.
+pub async fn shared_holds(
     clients: Vec<Arc<dyn Contender>>,
     limit: Option<usize>,
     duration: Duration,
@@ -221,10 +226,30 @@ async fn hold_loop(
 }
 
 /// A distlock client taking permits or read-write holds of one name.
-struct ClaimContender {
+pub struct ClaimContender {
     lock: Arc<dyn DistributedLock>,
     name: LockName,
     mix: ClaimMix,
+}
+
+impl ClaimContender {
+    /// `lock`'s holds of `name` by `mix`, acquired with default options.
+    pub fn new(lock: Arc<dyn DistributedLock>, name: &LockName, mix: ClaimMix) -> Self {
+        Self {
+            lock,
+            name: name.clone(),
+            mix,
+        }
+    }
+}
+
+impl std::fmt::Debug for ClaimContender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClaimContender")
+            .field("name", &self.name)
+            .field("mix", &self.mix)
+            .finish_non_exhaustive()
+    }
 }
 
 struct ClaimHeld {
