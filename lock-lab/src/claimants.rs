@@ -79,6 +79,11 @@ pub struct ClaimPlan {
 /// Runs `plan` (inside `lock-holder claims`): prints `held <start µs> <end µs> <r|w|p>` per
 /// hold, then `done`.
 ///
+/// # Cancel safety
+///
+/// Not meant to be cancelled: it is a process's whole life. Its tasks are spawned, so a
+/// dropped `run` leaves them holding and releasing until the runtime ends with the process.
+///
 /// # Errors
 ///
 /// The first failure of any task (connect, acquire within a minute, release).
