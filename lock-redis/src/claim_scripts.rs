@@ -4,7 +4,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use lock_core::{Claim, Result};
-use redis::Script;
+use redis::{Script, ScriptInvocation};
 
 use crate::error::unexpected_reply;
 use crate::invocation::millis;
@@ -50,6 +50,60 @@ pub(crate) struct ClaimRequest<'a> {
     pub(crate) queue: Option<Duration>,
 }
 
+/// The claim acquire script's invocation for `request` on `keys`.
+pub(crate) fn acquire_invocation<'a>(
+    keys: &ClaimKeys,
+    request: ClaimRequest<'_>,
+) -> ScriptInvocation<'a> {
+    let (letter, limit) = encode(request.claim);
+    let mut invocation = ACQUIRE.prepare_invoke();
+    invocation
+        .key(&keys.holders)
+        .key(&keys.info)
+        .key(&keys.fence)
+        .key(&keys.queue)
+        .key(&keys.queue_claims)
+        .key(&keys.queue_expiry)
+        .key(&keys.limit)
+        .arg(request.token)
+        .arg(millis(request.lease))
+        .arg(letter)
+        .arg(limit)
+        .arg(u8::from(request.queue.is_some()))
+        .arg(millis(request.queue.unwrap_or(Duration::ZERO)))
+        .arg(request.label);
+    invocation
+}
+
+/// Reads the claim acquire script's reply from `server`.
+pub(crate) fn read_claim_attempt(reply: (i64, i64), server: &str) -> Result<ClaimAttempt> {
+    match reply {
+        (1, fence) if fence > 0 => Ok(ClaimAttempt::Granted(fence.unsigned_abs())),
+        (0, -1) => Ok(ClaimAttempt::Waiting(None)),
+        (0, ms) if ms >= 0 => Ok(ClaimAttempt::Waiting(Some(Duration::from_millis(
+            ms.unsigned_abs(),
+        )))),
+        (-1, held) => Ok(ClaimAttempt::OtherLimit(u32::try_from(held).unwrap_or(0))),
+        _ => Err(unexpected_reply(server, "the claim acquire script")),
+    }
+}
+
+/// The claim release script's invocation for `token` on `keys` (it also leaves the queue);
+/// it answers 1 when `token` held.
+pub(crate) fn release_invocation<'a>(keys: &ClaimKeys, token: &str) -> ScriptInvocation<'a> {
+    let mut invocation = RELEASE.prepare_invoke();
+    invocation
+        .key(&keys.holders)
+        .key(&keys.info)
+        .key(&keys.queue)
+        .key(&keys.queue_claims)
+        .key(&keys.queue_expiry)
+        .key(&keys.limit)
+        .key(&keys.channel)
+        .arg(token);
+    invocation
+}
+
 impl Node {
     /// Runs the claim acquire script for `request` on `keys`.
     pub(crate) async fn acquire_claim(
@@ -57,53 +111,17 @@ impl Node {
         keys: &ClaimKeys,
         request: ClaimRequest<'_>,
     ) -> Result<ClaimAttempt> {
-        let (letter, limit) = encode(request.claim);
-        let mut invocation = ACQUIRE.prepare_invoke();
-        invocation
-            .key(&keys.holders)
-            .key(&keys.info)
-            .key(&keys.fence)
-            .key(&keys.queue)
-            .key(&keys.queue_claims)
-            .key(&keys.queue_expiry)
-            .key(&keys.limit)
-            .arg(request.token)
-            .arg(millis(request.lease))
-            .arg(letter)
-            .arg(limit)
-            .arg(u8::from(request.queue.is_some()))
-            .arg(millis(request.queue.unwrap_or(Duration::ZERO)))
-            .arg(request.label);
-        let reply: (i64, i64) = self
+        let invocation = acquire_invocation(keys, request);
+        let reply = self
             .link()
             .run(|mut connection| async move { invocation.invoke_async(&mut connection).await })
             .await?;
-        match reply {
-            (1, fence) if fence > 0 => Ok(ClaimAttempt::Granted(fence.unsigned_abs())),
-            (0, -1) => Ok(ClaimAttempt::Waiting(None)),
-            (0, ms) if ms >= 0 => Ok(ClaimAttempt::Waiting(Some(Duration::from_millis(
-                ms.unsigned_abs(),
-            )))),
-            (-1, held) => Ok(ClaimAttempt::OtherLimit(u32::try_from(held).unwrap_or(0))),
-            _ => Err(unexpected_reply(
-                self.link().name(),
-                "the claim acquire script",
-            )),
-        }
+        read_claim_attempt(reply, self.link().name())
     }
 
     /// Runs the claim release script (also: leaves the queue): `true` when `token` held.
     pub(crate) async fn release_claim(&self, keys: &ClaimKeys, token: &str) -> Result<bool> {
-        let mut invocation = RELEASE.prepare_invoke();
-        invocation
-            .key(&keys.holders)
-            .key(&keys.info)
-            .key(&keys.queue)
-            .key(&keys.queue_claims)
-            .key(&keys.queue_expiry)
-            .key(&keys.limit)
-            .key(&keys.channel)
-            .arg(token);
+        let invocation = release_invocation(keys, token);
         let held: i64 = self
             .link()
             .run(|mut connection| async move { invocation.invoke_async(&mut connection).await })

@@ -1,14 +1,18 @@
 //! The steps of a semaphore or read-write acquisition on a single master: the claim script, a
-//! place in the object's queue, and pub/sub wake-ups on its channel.
+//! place in the object's queue, pub/sub wake-ups on its channel, and replica acknowledgement
+//! on a connection of its own.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::backend::{Busy, Deadline, Grant, HeldLock, LockSteps, Try};
 use lock_core::{AcquireOptions, Claim, LockName, Result, async_trait};
+use redis::aio::MultiplexedConnection;
 use tokio::time::Instant;
 
-use crate::claim_scripts::{ClaimAttempt, ClaimRequest};
+use crate::claim_scripts::{
+    ClaimAttempt, ClaimRequest, acquire_invocation, read_claim_attempt, release_invocation,
+};
 use crate::error::BACKEND;
 use crate::keys::ClaimKeys;
 use crate::node::Node;
@@ -33,6 +37,8 @@ pub(crate) struct RedisClaimAttempt {
     lease: Duration,
     queue_ttl: Option<Duration>,
     subscription: Option<Subscription>,
+    /// The dedicated connection of a replicated acquire in flight.
+    dedicated: Option<MultiplexedConnection>,
 }
 
 /// The keys of `name`'s object for `claim`: the semaphore's or the read-write lock's.
@@ -42,6 +48,40 @@ pub(crate) fn claim_keys(prefix: &str, name: &LockName, claim: Claim) -> ClaimKe
         _ => "rw",
     };
     ClaimKeys::new(prefix, name, kind)
+}
+
+impl ClaimSteps {
+    /// Runs the claim acquire script, on a dedicated connection followed by `WAIT` when
+    /// replicas must acknowledge grants (a grant too few acknowledged is released again and
+    /// reported as `Unavailable`).
+    async fn run_acquire(&self, attempt: &mut RedisClaimAttempt) -> Result<ClaimAttempt> {
+        let request = ClaimRequest {
+            token: &attempt.token,
+            label: &attempt.label,
+            claim: self.claim,
+            lease: attempt.lease,
+            queue: attempt.queue_ttl,
+        };
+        let (node, keys) = (&self.single.node, &attempt.keys);
+        let Some(replicas) = &self.single.replicas else {
+            return node.acquire_claim(keys, request).await;
+        };
+        let invocation = acquire_invocation(keys, request);
+        replicas
+            .dedicated(&mut attempt.dedicated, async |connection| {
+                let reply = replicas.run_on(connection, &invocation).await?;
+                let outcome = read_claim_attempt(reply, node.link().name())?;
+                if !matches!(outcome, ClaimAttempt::Granted(_)) {
+                    return Ok(outcome);
+                }
+                let Some(acknowledged) = replicas.shortfall(connection).await? else {
+                    return Ok(outcome);
+                };
+                let released = node.release_claim(keys, request.token).await.is_ok();
+                Err(replicas.too_few(acknowledged, released))
+            })
+            .await
+    }
 }
 
 #[async_trait]
@@ -64,24 +104,13 @@ impl LockSteps for ClaimSteps {
             lease: options.lease,
             queue_ttl: (options.wait != Some(Duration::ZERO)).then_some(self.single.waiter_ttl),
             subscription: None,
+            dedicated: None,
         }
     }
 
     async fn try_once(&self, attempt: &mut RedisClaimAttempt) -> Result<Try> {
         let sent = Instant::now();
-        let request = ClaimRequest {
-            token: &attempt.token,
-            label: &attempt.label,
-            claim: self.claim,
-            lease: attempt.lease,
-            queue: attempt.queue_ttl,
-        };
-        let hint = match self
-            .single
-            .node
-            .acquire_claim(&attempt.keys, request)
-            .await?
-        {
+        let hint = match self.run_acquire(attempt).await? {
             ClaimAttempt::Granted(fence) => {
                 let held = ClaimHeld {
                     node: self.single.node.clone(),
@@ -143,8 +172,18 @@ impl LockSteps for ClaimSteps {
             .map(drop)
     }
 
-    /// Drops the hold and the queue entry if they are this attempt's token's.
+    /// Drops the hold and the queue entry if they are this attempt's token's: on the
+    /// connection a replicated acquire was in flight on (so Redis runs it after that script),
+    /// else on the shared connection.
     async fn clean_up(&self, attempt: &mut RedisClaimAttempt) -> Result<()> {
+        let in_flight = attempt.dedicated.take();
+        if let (Some(mut connection), Some(replicas)) = (in_flight, &self.single.replicas) {
+            let release = release_invocation(&attempt.keys, &attempt.token);
+            let released: Result<i64> = replicas.run_on(&mut connection, &release).await;
+            if released.is_ok() {
+                return Ok(());
+            }
+        }
         let node = &self.single.node;
         node.release_claim(&attempt.keys, &attempt.token)
             .await

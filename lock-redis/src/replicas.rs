@@ -7,12 +7,11 @@ use std::time::Duration;
 
 use lock_core::{Error, ErrorKind, Result};
 use redis::aio::MultiplexedConnection;
+use redis::{FromRedisValue, ScriptInvocation};
 
 use crate::error::{from_redis, timed_out};
-use crate::invocation::{self, Fence, Owner, Waiting, millis};
-use crate::keys::LockKeys;
+use crate::invocation::millis;
 use crate::link::{Link, open};
-use crate::node::{Attempt, read_attempt};
 
 /// The most idle `WAIT` connections kept for reuse.
 const IDLE: usize = 8;
@@ -36,8 +35,67 @@ impl Replicas {
         }
     }
 
+    /// Runs `acquire` on a connection no other command uses. The connection stays in
+    /// `in_flight` until `acquire` has finished, so the cleanup of an acquisition cancelled (or
+    /// failed) midway runs on that connection, where Redis runs it after the script that may
+    /// still be in flight there; a connection whose work finished goes back for reuse.
+    pub(crate) async fn dedicated<T>(
+        &self,
+        in_flight: &mut Option<MultiplexedConnection>,
+        acquire: impl AsyncFnOnce(&mut MultiplexedConnection) -> Result<T>,
+    ) -> Result<T> {
+        let mut connection = self.checkout().await?;
+        *in_flight = Some(connection.clone());
+        let outcome = acquire(&mut connection).await?;
+        *in_flight = None;
+        self.checkin(connection);
+        Ok(outcome)
+    }
+
+    /// Runs a script on `connection`, bounded by the operation timeout.
+    pub(crate) async fn run_on<T: FromRedisValue>(
+        &self,
+        connection: &mut MultiplexedConnection,
+        invocation: &ScriptInvocation<'_>,
+    ) -> Result<T> {
+        let script = invocation.invoke_async(connection);
+        self.bounded(self.link.timeout(), script).await
+    }
+
+    /// `WAIT`s on `connection` (after a granting script there) for the required replicas:
+    /// `None` when enough acknowledged, else how many did.
+    pub(crate) async fn shortfall(
+        &self,
+        connection: &mut MultiplexedConnection,
+    ) -> Result<Option<u64>> {
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(self.count).arg(millis(self.timeout));
+        let limit = self.timeout + self.link.timeout();
+        let acknowledged: i64 = self.bounded(limit, wait.query_async(connection)).await?;
+        let acknowledged = u64::try_from(acknowledged).unwrap_or(0);
+        Ok((acknowledged < self.count as u64).then_some(acknowledged))
+    }
+
+    /// The error for a grant only `acknowledged` replicas acknowledged; `released`: whether
+    /// the grant was taken back.
+    pub(crate) fn too_few(&self, acknowledged: u64, released: bool) -> Error {
+        let outcome = if released {
+            "the grant was released"
+        } else {
+            "releasing it failed too, so its lease will end it"
+        };
+        Error::new(
+            ErrorKind::Unavailable,
+            format!(
+                "only {acknowledged} of the {} required replicas acknowledged the lock within \
+                 {:?}; a failover could hand it to a second holder, so {outcome}",
+                self.count, self.timeout
+            ),
+        )
+    }
+
     /// A connection no other command uses: an idle one, or a new one.
-    pub(crate) async fn checkout(&self) -> Result<MultiplexedConnection> {
+    async fn checkout(&self) -> Result<MultiplexedConnection> {
         let idle = self
             .idle
             .lock()
@@ -50,69 +108,11 @@ impl Replicas {
     }
 
     /// Returns a connection whose last command succeeded, for reuse.
-    pub(crate) fn checkin(&self, connection: MultiplexedConnection) {
+    fn checkin(&self, connection: MultiplexedConnection) {
         let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
         if idle.len() < IDLE {
             idle.push(connection);
         }
-    }
-
-    /// Runs the acquire script on `connection`, then, on a grant, `WAIT`s there for the
-    /// replicas. A grant too few replicas acknowledged is released again (on the same
-    /// connection) and reported as `Unavailable`.
-    pub(crate) async fn acquire(
-        &self,
-        connection: &mut MultiplexedConnection,
-        keys: &LockKeys,
-        owner: Owner<'_>,
-        lease: Duration,
-        waiting: Waiting<'_>,
-    ) -> Result<Attempt> {
-        let invocation = invocation::acquire(keys, owner, lease, waiting, Fence::Take);
-        let reply = self
-            .bounded(self.link.timeout(), invocation.invoke_async(connection))
-            .await?;
-        let attempt = read_attempt(reply, self.link.name())?;
-        if !matches!(attempt, Attempt::Granted(_)) {
-            return Ok(attempt);
-        }
-        let mut wait = redis::cmd("WAIT");
-        wait.arg(self.count).arg(millis(self.timeout));
-        let limit = self.timeout + self.link.timeout();
-        let acknowledged: i64 = self.bounded(limit, wait.query_async(connection)).await?;
-        let acknowledged = u64::try_from(acknowledged).unwrap_or(0);
-        if acknowledged >= self.count as u64 {
-            return Ok(attempt);
-        }
-        let outcome = match crate::node::Node::new(self.link.clone())
-            .release(keys, owner.token)
-            .await
-        {
-            Ok(_) => "the lock was released",
-            Err(_) => "releasing it failed too, so its lease will end it",
-        };
-        Err(Error::new(
-            ErrorKind::Unavailable,
-            format!(
-                "only {acknowledged} of the {} required replicas acknowledged the lock within \
-                 {:?}; a failover could hand it to a second holder, so {outcome}",
-                self.count, self.timeout
-            ),
-        ))
-    }
-
-    /// Runs the release script for `token` on `connection`.
-    pub(crate) async fn release_on(
-        &self,
-        connection: &mut MultiplexedConnection,
-        keys: &LockKeys,
-        token: &str,
-    ) -> Result<()> {
-        let invocation = invocation::release(keys, token, None);
-        let _: (i64, i64) = self
-            .bounded(self.link.timeout(), invocation.invoke_async(connection))
-            .await?;
-        Ok(())
     }
 
     async fn bounded<T>(

@@ -4,8 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use lock_core::{
-    AcquireOptions, Capabilities, Claim, DistributedLock, Error, ErrorKind, LockGuard, LockName,
-    LockStatus, Result,
+    AcquireOptions, Capabilities, Claim, DistributedLock, LockGuard, LockName, LockStatus, Result,
 };
 
 use crate::builder::RedisLockBuilder;
@@ -89,7 +88,9 @@ impl DistributedLock for RedisLock {
 
     /// Semaphore permits and read-write holds: holders in a sorted set by lease end, waiters
     /// in a queue, both under the name's hash tag and apart from its mutex keys; one script
-    /// per grant, release and renewal; releases publish on the object's channel.
+    /// per grant, release and renewal; releases publish on the object's channel. With
+    /// `wait_for_replicas`, a grant is acknowledged by the replicas as a mutex grant is (on a
+    /// connection of its own), or released again and refused.
     ///
     /// # Cancel safety
     ///
@@ -97,9 +98,8 @@ impl DistributedLock for RedisLock {
     ///
     /// # Errors
     ///
-    /// `Unsupported` on a service that waits for replicas (`wait_for_replicas`); otherwise as
-    /// [`acquire_with`](DistributedLock::acquire_with), plus `InvalidInput` for a semaphore
-    /// limit other than the holders'.
+    /// As [`acquire_with`](DistributedLock::acquire_with) (`Unavailable` when too few replicas
+    /// acknowledge a grant), plus `InvalidInput` for a semaphore limit other than the holders'.
     async fn acquire_claim_with(
         &self,
         name: &LockName,
@@ -107,14 +107,6 @@ impl DistributedLock for RedisLock {
         options: &AcquireOptions,
     ) -> Result<Option<LockGuard>> {
         claim.validate()?;
-        if self.steps.replicas.is_some() {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                "semaphores and read-write locks do not wait for replicas yet: use a service \
-                 without wait_for_replicas for them",
-            )
-            .with_backend(BACKEND));
-        }
         let steps = Arc::new(ClaimSteps {
             single: Arc::clone(&self.steps),
             claim,
@@ -186,16 +178,14 @@ impl DistributedLock for RedisLock {
     }
 
     fn capabilities(&self) -> Capabilities {
-        let capabilities = Capabilities::NONE
+        Capabilities::NONE
             .with_fencing()
             .with_lost_detection()
             .with_lease_renewal()
             .with_fair_fifo()
-            .with_server_side_wait();
-        if self.steps.replicas.is_some() {
-            return capabilities;
-        }
-        capabilities.with_semaphore().with_rw_lock()
+            .with_server_side_wait()
+            .with_semaphore()
+            .with_rw_lock()
     }
 
     fn default_options(&self) -> AcquireOptions {

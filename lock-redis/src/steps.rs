@@ -11,9 +11,9 @@ use tokio::time::Instant;
 
 use crate::error::BACKEND;
 use crate::held::SingleHeld;
-use crate::invocation::{Fence, Owner, Waiting};
+use crate::invocation::{self, Fence, Owner, Waiting};
 use crate::keys::LockKeys;
-use crate::node::{Attempt, Node};
+use crate::node::{Attempt, Node, read_attempt};
 use crate::replicas::Replicas;
 use crate::subscriber::{Subscriber, Subscription};
 use crate::token::new_token;
@@ -51,28 +51,29 @@ impl Single {
             label: &attempt.label,
         };
         let waiting = attempt.queue_ttl.map_or(Waiting::No, Waiting::Queue);
+        let keys = &attempt.keys;
         let Some(replicas) = &self.replicas else {
-            let node = &self.node;
-            return node
-                .acquire(&attempt.keys, owner, attempt.lease, waiting, Fence::Take)
+            return self
+                .node
+                .acquire(keys, owner, attempt.lease, waiting, Fence::Take)
                 .await;
         };
-        let mut connection = replicas.checkout().await?;
-        // Kept until the outcome is known: a cleanup then runs on this connection, after the
-        // script that may still be in flight on it.
-        attempt.dedicated = Some(connection.clone());
-        let outcome = replicas
-            .acquire(
-                &mut connection,
-                &attempt.keys,
-                owner,
-                attempt.lease,
-                waiting,
-            )
-            .await?;
-        attempt.dedicated = None;
-        replicas.checkin(connection);
-        Ok(outcome)
+        let invocation = invocation::acquire(keys, owner, attempt.lease, waiting, Fence::Take);
+        let node = &self.node;
+        replicas
+            .dedicated(&mut attempt.dedicated, async |connection| {
+                let reply = replicas.run_on(connection, &invocation).await?;
+                let outcome = read_attempt(reply, node.link().name())?;
+                if !matches!(outcome, Attempt::Granted(_)) {
+                    return Ok(outcome);
+                }
+                let Some(acknowledged) = replicas.shortfall(connection).await? else {
+                    return Ok(outcome);
+                };
+                let released = node.release(keys, owner.token).await.is_ok();
+                Err(replicas.too_few(acknowledged, released))
+            })
+            .await
     }
 }
 
@@ -166,9 +167,8 @@ impl LockSteps for Single {
     /// else on the shared connection, where it queues behind anything already sent.
     async fn clean_up(&self, attempt: &mut RedisAttempt) -> Result<()> {
         if let (Some(mut connection), Some(replicas)) = (attempt.dedicated.take(), &self.replicas) {
-            let released = replicas
-                .release_on(&mut connection, &attempt.keys, &attempt.token)
-                .await;
+            let release = invocation::release(&attempt.keys, &attempt.token, None);
+            let released: Result<(i64, i64)> = replicas.run_on(&mut connection, &release).await;
             if released.is_ok() {
                 return Ok(());
             }

@@ -57,6 +57,49 @@ async fn a_lagging_replica_stalls_no_renewal_of_other_holds() {
     held.release().await.expect("release");
 }
 
+/// A permit or write hold that the replica does not acknowledge is refused and given back:
+/// while the replica is paused, the one permit and the write hold are refused; once it
+/// resumes, both are free at once (nothing was left taken), and granted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unacknowledged_permits_and_write_holds_are_refused_and_given_back() {
+    use lock_core::{RwLockExt, SemaphoreExt};
+    let Some((master, mut replica)) = support::master_and_replica() else {
+        return;
+    };
+    let lock = RedisLock::builder(&master.url())
+        .wait_for_replicas(1, Duration::from_millis(300))
+        .connect()
+        .await
+        .expect("connect");
+    let (permits, rw) = (name("permits"), name("rw"));
+    replica.process().pause().expect("SIGSTOP replica");
+    let refusals = [
+        lock.try_acquire_permit(&permits, 1).await.map(drop),
+        lock.try_write(&rw).await.map(drop),
+    ];
+    replica.process().resume().expect("SIGCONT replica");
+    for refused in refusals {
+        let error = refused.expect_err("granted without the replica");
+        assert_eq!(error.kind(), ErrorKind::Unavailable, "{error}");
+        assert!(
+            error.to_string().contains("0 of the 1 required replicas"),
+            "{error}"
+        );
+    }
+    let permit = lock.try_acquire_permit(&permits, 1).await.expect("acquire");
+    permit
+        .expect("the refused permit was left taken")
+        .release()
+        .await
+        .expect("release");
+    let write = lock.try_write(&rw).await.expect("acquire");
+    write
+        .expect("the refused write hold was left taken")
+        .release()
+        .await
+        .expect("release");
+}
+
 /// Connections that go silent (bytes held, sockets open) cost one operation timeout: the next
 /// command opens a new connection, which works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

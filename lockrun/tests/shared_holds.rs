@@ -92,20 +92,23 @@ fn readers_run_together_and_a_writer_runs_alone() {
 
 #[test]
 fn bad_or_unsupported_shared_holds_are_refused_before_the_command_runs() {
-    let Some(server) = require(RedisServer::start()) else {
+    let masters: Option<Vec<RedisServer>> = (0..3).map(|_| require(RedisServer::start())).collect();
+    let Some(masters) = masters else {
         return;
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let sqlite = sqlite_url(dir.path());
-    // Grants that wait for replicas have no semaphores or read-write locks: the backend says so.
-    let waiting = format!("{}?wait_replicas=1&wait_timeout=300ms", server.url());
+    // A Redlock (several hosts) has no semaphores or read-write locks: the backend says so.
+    let urls: Vec<String> = masters.iter().map(RedisServer::url).collect();
+    let redlock = urls.join(",");
     let marker = dir.path().join("ran");
     let touch = ["touch", marker.to_str().expect("a UTF-8 path")];
-    let cases: [(&str, &[&str], i32); 4] = [
+    let cases: [(&str, &[&str], i32); 5] = [
         (&sqlite, &["--permits", "0"], 64),
         (&sqlite, &["--read", "--write"], 64),
         (&sqlite, &["--permits", "2", "--read"], 64),
-        (&waiting, &["--permits", "2"], 70),
+        (&redlock, &["--permits", "2"], 70),
+        (&redlock, &["--read"], 70),
     ];
     for (url, extra, code) in cases {
         let output = lockrun(url, "refused", extra, &touch)

@@ -2,6 +2,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod target;
+
 use std::sync::OnceLock;
 
 use lock_testkit::require;

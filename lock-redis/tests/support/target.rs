@@ -1,0 +1,94 @@
+//! The conformance target of one Redis master, optionally with the parameters of a service
+//! that waits for replicas.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lock_core::{DistributedLock, LockName, Result, ServiceBuilder};
+use lock_redis::{RedisLock, redis};
+use lock_testkit::ConformanceTarget;
+
+/// A master at `url`; every client the suite makes also carries `params` (a URL query such as
+/// `wait_replicas=1&wait_timeout=2s`, or empty).
+pub struct RedisTarget {
+    pub url: String,
+    pub params: String,
+}
+
+impl RedisTarget {
+    /// `url` with the target's parameters.
+    fn with_params(&self, url: &str) -> String {
+        if self.params.is_empty() {
+            return url.to_owned();
+        }
+        let separator = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{separator}{}", self.params)
+    }
+
+    async fn connect(&self) -> Result<RedisLock> {
+        RedisLock::builder(&self.with_params(&self.url))
+            .connect()
+            .await
+    }
+}
+
+#[async_trait]
+impl ConformanceTarget for RedisTarget {
+    async fn client(&self) -> Result<Arc<dyn DistributedLock>> {
+        Ok(Arc::new(self.connect().await?))
+    }
+
+    async fn sever(&self, name: &LockName) -> Result<()> {
+        let (key, _, _) = self.connect().await?.keys_for(name);
+        let mut raw = super::raw(&self.url).await;
+        let _: i64 = redis::cmd("DEL")
+            .arg(&key)
+            .query_async(&mut raw)
+            .await
+            .expect("DEL");
+        Ok(())
+    }
+
+    async fn unreachable_client(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Option<Result<Arc<dyn DistributedLock>>> {
+        let builder = RedisLock::builder(&self.with_params(&format!("redis://{addr}")))
+            .connect_timeout(timeout)
+            .operation_timeout(timeout);
+        Some(
+            builder
+                .connect()
+                .await
+                .map(|lock| Arc::new(lock) as Arc<dyn DistributedLock>),
+        )
+    }
+
+    /// The server itself; the stalled-link case reaches it through a proxy with the default
+    /// `client_at` (a client of `redis://PROXY` with the target's parameters).
+    fn server_addr(&self) -> Option<SocketAddr> {
+        super::socket_addr(&self.url)
+    }
+
+    fn url(&self) -> Option<String> {
+        Some(self.with_params(&self.url))
+    }
+
+    async fn connect_url(&self, url: &str) -> Result<Arc<dyn DistributedLock>> {
+        Ok(Arc::new(RedisLock::builder(url).connect().await?))
+    }
+
+    async fn lease_left(&self, name: &LockName) -> Option<Duration> {
+        let (key, _, _) = self.connect().await.ok()?.keys_for(name);
+        let mut raw = super::raw(&self.url).await;
+        let left: i64 = redis::cmd("PTTL")
+            .arg(&key)
+            .query_async(&mut raw)
+            .await
+            .ok()?;
+        Some(Duration::from_millis(u64::try_from(left).ok()?))
+    }
+}
