@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures_util::future::join_all;
 use lock_core::{
-    AcquireOptions, Capabilities, DistributedLock, Error, ErrorKind, LockGuard, LockName,
+    AcquireOptions, Capabilities, Claim, DistributedLock, Error, ErrorKind, LockGuard, LockName,
     LockStatus, Result,
 };
 
@@ -90,6 +90,45 @@ impl DistributedLock for Redlock {
         options: &AcquireOptions,
     ) -> Result<Option<LockGuard>> {
         lock_core::backend::acquire(&self.steps, name, options).await
+    }
+
+    /// Refused: a Redlock offers the mutex only.
+    ///
+    /// A majority of semaphore grants does not bound the holders: over masters 1, 2, 3 with 2
+    /// permits, holders on {1, 2}, {2, 3} and {1, 3} each leave every master at 2 holders,
+    /// yet 3 hold. A read-write lock keeps its exclusion across majorities (any two share a
+    /// master), but the rule that a waiting writer holds back new readers needs one arrival
+    /// order, and independent masters each have their own; without it writers starve. Use a
+    /// single master (with `wait_for_replicas` for failover safety) for these primitives.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: nothing is sent.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for an invalid claim, otherwise `Unsupported`, with the reason.
+    async fn acquire_claim_with(
+        &self,
+        name: &LockName,
+        claim: Claim,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        let _ = (name, options);
+        claim.validate()?;
+        let primitive = match claim {
+            Claim::Permit { .. } => "semaphores",
+            _ => "read-write locks",
+        };
+        Err(Error::new(
+            ErrorKind::Unsupported,
+            format!(
+                "a Redlock offers no {primitive}: a majority of grants over independent masters cannot \
+                 bound a semaphore's holders or keep a read-write lock's waiters in one order; \
+                 use a single master, with wait_for_replicas for failover safety"
+            ),
+        )
+        .with_backend(BACKEND))
     }
 
     /// Asks every master; reports a holder only when a majority shows the same owner (see

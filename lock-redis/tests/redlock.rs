@@ -226,3 +226,49 @@ async fn paused_master_cannot_stall_rounds_past_a_short_lease() {
         .expect("release by the answering majority");
     servers[1].process().resume().expect("SIGCONT");
 }
+
+/// Semaphores and read-write locks are refused with the reason (a bad claim first as bad
+/// input), before anything reaches a master: no key of the name exists afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_holds_are_refused_with_the_reason_and_leave_nothing() {
+    use lock_core::{RwLockExt, SemaphoreExt};
+    let Some(masters) = masters(3) else {
+        return;
+    };
+    let lock = redlock(&masters).await;
+    let capabilities = lock.capabilities();
+    assert!(!capabilities.semaphore && !capabilities.rw_lock);
+    let name = lock_name("shared");
+    let bad = lock.try_acquire_permit(&name, 0).await.map(drop);
+    assert_eq!(bad.expect_err("0 permits").kind(), ErrorKind::InvalidInput);
+    let refusals = [
+        (
+            lock.try_acquire_permit(&name, 2).await.map(drop),
+            "semaphores",
+        ),
+        (lock.try_read(&name).await.map(drop), "read-write locks"),
+        (lock.try_write(&name).await.map(drop), "read-write locks"),
+    ];
+    for (refusal, primitive) in refusals {
+        let error = refusal.expect_err("a Redlock granted a shared hold");
+        assert_eq!(error.kind(), ErrorKind::Unsupported, "{error}");
+        let message = error.to_string();
+        assert!(
+            message.contains(primitive) && message.contains("majority"),
+            "{message}"
+        );
+    }
+    for master in &masters {
+        let mut raw = redis::Client::open(master.url())
+            .expect("url")
+            .get_multiplexed_async_connection()
+            .await
+            .expect("raw connection");
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg("*")
+            .query_async(&mut raw)
+            .await
+            .expect("KEYS");
+        assert!(keys.is_empty(), "keys left on a master: {keys:?}");
+    }
+}
