@@ -77,6 +77,20 @@ fn redis_permits_and_read_write_holds_count_across_processes() {
     assert_read_write_counts(&server.url());
 }
 
+/// The same through grants a replica must acknowledge (`WAIT` after every grant).
+#[test]
+fn replicated_redis_permits_and_read_write_holds_count_across_processes() {
+    let Some(master) = require(RedisServer::start()) else {
+        return;
+    };
+    let Some(_replica) = require(RedisServer::start_replica_of(&master)) else {
+        return;
+    };
+    let url = format!("{}?wait_replicas=1&wait_timeout=2s", master.url());
+    assert_semaphore_counts(&url);
+    assert_read_write_counts(&url);
+}
+
 #[test]
 fn zookeeper_permits_and_read_write_holds_count_across_processes() {
     let Some(server) = require(ZkServer::start()) else {

@@ -177,11 +177,11 @@ impl Scenario {
             Self::ServerClockStep => &[Postgres, Mysql, Zookeeper],
             Self::ReplicaLagging => &[RedisWait],
             Self::LockrunKilled | Self::LockrunFrozen => &[Sqlite, Postgres, Redis, Zookeeper],
-            // Semaphores and read-write locks are not offered over replicas or Redlock.
+            // A Redlock offers no semaphores or read-write locks.
             Self::PausedPermitHolder
             | Self::KilledPermitHolder
             | Self::PausedReader
-            | Self::KilledReader => &[Sqlite, Postgres, Mysql, Redis, Zookeeper],
+            | Self::KilledReader => &[Sqlite, Postgres, Mysql, Redis, RedisWait, Zookeeper],
         }
     }
 
