@@ -7,9 +7,10 @@ pub use connect::{SCHEMES, Scheme, connect};
 // The contract: what every backend implements and every user calls.
 pub use lock_core::{
     AcquireOptions, AcquireOptionsBuilder, Backoff, CancellationToken, Capabilities, Claim,
-    DistributedLock, DistributedLockExt, Error, ErrorKind, HolderInfo, IntoLockName, LockGuard,
-    LockHandle, LockName, LockStatus, MAX_OWNER_LABEL, MemoryLock, Result, RwLockExt, SemaphoreExt,
-    ServiceBuilder, async_trait,
+    DistributedLock, DistributedLockExt, ElectionExt, Error, ErrorKind, HolderInfo, IntoLockName,
+    Leader, LeaderChange, LeaderObserver, Leadership, LockGuard, LockHandle, LockName, LockStatus,
+    MAX_OWNER_LABEL, MemoryLock, Missed, Result, RwLockExt, SemaphoreExt, ServiceBuilder,
+    async_trait,
 };
 
 /// Metric names, span names and their fields (metrics with the `metrics` feature).

@@ -22,6 +22,9 @@ pub struct Capabilities {
     /// Read-write locks: [`Claim::Read`](crate::Claim::Read) and
     /// [`Claim::Write`](crate::Claim::Write).
     pub rw_lock: bool,
+    /// Leader elections: [`DistributedLock::campaign_with`](crate::DistributedLock::campaign_with)
+    /// and what [`ElectionExt`](crate::ElectionExt) builds on it.
+    pub election: bool,
 }
 
 impl Capabilities {
@@ -35,6 +38,7 @@ impl Capabilities {
         reentrant: false,
         semaphore: false,
         rw_lock: false,
+        election: false,
     };
 
     /// Adds [`fencing`](Self::fencing).
@@ -90,6 +94,13 @@ impl Capabilities {
     #[must_use]
     pub const fn with_rw_lock(mut self) -> Self {
         self.rw_lock = true;
+        self
+    }
+
+    /// Adds [`election`](Self::election).
+    #[must_use]
+    pub const fn with_election(mut self) -> Self {
+        self.election = true;
         self
     }
 }

@@ -201,6 +201,27 @@ impl LockGuard {
         }
     }
 
+    /// Replaces the hold's owner label on the server, if the hold is still ours: what
+    /// [`Leadership::proclaim`](crate::Leadership::proclaim) publishes through. The label is
+    /// validated by the caller.
+    pub(crate) async fn relabel(&self, label: &str) -> Result<()> {
+        let held = self
+            .held
+            .as_ref()
+            .ok_or_else(|| self.context(Error::new(ErrorKind::NotHeld, "already released")))?;
+        if self.is_lost() {
+            return Err(self.context(lost_before_relabel()));
+        }
+        match held.relabel(label).await {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                self.handle.lost().cancel();
+                Err(self.context(lost_before_relabel()))
+            }
+            Err(error) => Err(self.context(error)),
+        }
+    }
+
     /// Releases the hold and reports whether it lasted until now.
     ///
     /// # Cancel safety
@@ -266,6 +287,13 @@ fn lost_before_extend() -> Error {
     Error::new(
         ErrorKind::Lost,
         "the hold was lost before it could be extended",
+    )
+}
+
+fn lost_before_relabel() -> Error {
+    Error::new(
+        ErrorKind::Lost,
+        "the hold was lost before its label could change",
     )
 }
 

@@ -5,6 +5,7 @@ mod backoff;
 mod capabilities;
 mod claim;
 mod claim_ext;
+mod election;
 mod error;
 mod ext;
 mod guard;
@@ -25,6 +26,10 @@ pub use backend::ServiceBuilder;
 pub use backoff::Backoff;
 pub use capabilities::Capabilities;
 pub use claim::Claim;
+pub use election::{
+    DEFAULT_OBSERVER_POLL, ElectionExt, Leader, LeaderChange, LeaderObserver, LeaderTicks,
+    Leadership, Missed,
+};
 pub use error::{Error, ErrorKind, Result};
 pub use ext::DistributedLockExt;
 pub use guard::LockGuard;

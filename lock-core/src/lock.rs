@@ -5,7 +5,8 @@ use std::fmt;
 use async_trait::async_trait;
 
 use crate::{
-    AcquireOptions, Capabilities, Claim, Error, ErrorKind, LockGuard, LockName, LockStatus, Result,
+    AcquireOptions, Capabilities, Claim, Error, ErrorKind, Leader, LeaderTicks, LockGuard,
+    LockName, LockStatus, Result,
 };
 
 /// A distributed lock service: one backend connection that can lock any number of names.
@@ -63,6 +64,64 @@ pub trait DistributedLock: Send + Sync + fmt::Debug {
     ) -> Result<Option<LockGuard>> {
         let _ = (name, options);
         Err(unsupported(self.backend(), claim.kind()))
+    }
+
+    /// Campaigns for the election `name`: an exclusive hold on the name's election object
+    /// (apart from the mutex and the other objects of that name), candidates served in arrival
+    /// order, waiting up to `options.wait`. `options.owner_label` is the value the leader
+    /// publishes; the guard's fencing token is the leadership's epoch. The conveniences are
+    /// [`ElectionExt`](crate::ElectionExt); [`Capabilities::election`] says whether a backend
+    /// offers elections.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`acquire_with`](DistributedLock::acquire_with).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unsupported`] where the backend has no elections (the default); otherwise
+    /// as [`acquire_with`](DistributedLock::acquire_with).
+    async fn campaign_with(
+        &self,
+        name: &LockName,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        let _ = (name, options);
+        Err(unsupported(self.backend(), "elections"))
+    }
+
+    /// The election `name`'s leader as the store shows it now: its published value, epoch
+    /// and term; `None` while nobody leads.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unsupported`] where the backend has no elections (the default), and the
+    /// backend's errors.
+    async fn read_leader(&self, name: &LockName) -> Result<Option<Leader>> {
+        let _ = name;
+        Err(unsupported(self.backend(), "elections"))
+    }
+
+    /// A stream that yields whenever the election `name`'s leader or its value may have
+    /// changed, pushed by the store (a watch, a channel, a notification). It may yield when
+    /// nothing changed, and ends when its connection does; an observer then subscribes again
+    /// and re-reads, so a push lost with a connection loses no change.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future or the stream unsubscribes.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unsupported`] where the backend has no elections (the default), and the
+    /// backend's errors.
+    async fn watch_leader(&self, name: &LockName) -> Result<LeaderTicks> {
+        let _ = name;
+        Err(unsupported(self.backend(), "elections"))
     }
 
     /// The backend's short name: `"memory"`, `"redis"`, `"zookeeper"`, `"postgres"`, ...

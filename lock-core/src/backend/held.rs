@@ -50,4 +50,25 @@ pub trait HeldLock: Send + Sync + fmt::Debug + 'static {
             "this backend has no lease to extend",
         ))
     }
+
+    /// Replaces the hold's owner label on the server (an election's published value) if the
+    /// hold is still ours, in one step that checks the owner token.
+    ///
+    /// Returns `Ok(true)` when the label was replaced, `Ok(false)` when the hold is no longer
+    /// ours; nothing changed then.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancelling leaves the label either replaced or as it was; both are safe.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unsupported`] by default; otherwise the server could not be asked.
+    async fn relabel(&self, label: &str) -> Result<bool> {
+        let _ = label;
+        Err(Error::new(
+            ErrorKind::Unsupported,
+            "this backend cannot change a hold's label",
+        ))
+    }
 }

@@ -56,4 +56,11 @@ impl HeldLock for ClaimHeld {
             entry.holders[index].lease_end = lease_end(Instant::now(), lease);
         }))
     }
+
+    async fn relabel(&self, label: &str) -> Result<bool> {
+        Ok(self.with_own_hold(|entry, index| {
+            entry.holders[index].label = Arc::from(label);
+            entry.changed();
+        }))
+    }
 }

@@ -18,6 +18,8 @@ use crate::{AcquireOptions, Claim, LockName, Result};
 pub(crate) struct ClaimSteps {
     pub(super) entries: Arc<ClaimEntries>,
     pub(super) claim: Claim,
+    /// The object the claim is on: the claim's own kind, or an election (write claims).
+    pub(super) kind: Kind,
 }
 
 /// One acquisition: its key and lease, and once it waits, its place in the queue.
@@ -25,6 +27,7 @@ pub(crate) struct ClaimSteps {
 pub(crate) struct ClaimAttempt {
     key: Key,
     lease: Duration,
+    label: Arc<str>,
     /// The entry's change signal and the version the last try saw.
     seen: Option<(Arc<Notify>, u64)>,
     place: Option<Place>,
@@ -67,8 +70,9 @@ impl LockSteps for ClaimSteps {
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> ClaimAttempt {
         ClaimAttempt {
-            key: (Kind::of(self.claim), name.clone()),
+            key: (self.kind, name.clone()),
             lease: options.lease,
+            label: Arc::clone(&options.owner_label),
             seen: None,
             place: None,
         }
@@ -100,11 +104,18 @@ impl LockSteps for ClaimSteps {
         }
         let owner = rand::random::<u128>();
         entry.fence += 1;
+        entry.term += 1;
         entry.holders.push(ClaimHolder {
             owner,
             claim: self.claim,
             lease_end: lease_end(now, attempt.lease),
+            label: Arc::clone(&attempt.label),
+            fence: entry.fence,
+            term: entry.term,
         });
+        if self.kind == Kind::Election {
+            entry.changed(); // observers hear of the new leader
+        }
         let fence = entry.fence;
         drop(entries);
         // Granted: the place is no longer in the queue, so dropping it changes nothing.

@@ -10,11 +10,13 @@ use tokio::time::Instant;
 use crate::backend::{ClaimVerdict, claim_verdict};
 use crate::{Claim, LockName, Result};
 
-/// Semaphores and read-write locks live apart even under one name.
+/// Semaphores, read-write locks and elections live apart even under one name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Kind {
     Semaphore,
     RwLock,
+    /// An election: write holds only, one at a time, each a leadership.
+    Election,
 }
 
 impl Kind {
@@ -35,11 +37,14 @@ pub(super) type ClaimEntries = Mutex<HashMap<Key, ClaimEntry>>;
 pub(super) struct ClaimEntry {
     /// The last fencing token granted for this name.
     pub(super) fence: u64,
+    /// How many holds were ever granted (an election's term: one per leader).
+    pub(super) term: u64,
     pub(super) holders: Vec<ClaimHolder>,
     /// Waiting acquisitions in arrival order.
     pub(super) queue: VecDeque<Queued>,
     next_ticket: u64,
-    /// Bumped by every change that may let a waiter in (a release, a waiter leaving).
+    /// Bumped by every change that may let a waiter in (a release, a waiter leaving), and on
+    /// an election by every grant and new label too, for its observers.
     pub(super) version: u64,
     /// Wakes waiters on such a change.
     pub(super) changed: Arc<Notify>,
@@ -50,6 +55,9 @@ pub(super) struct ClaimHolder {
     pub(super) owner: u128,
     pub(super) claim: Claim,
     pub(super) lease_end: Instant,
+    pub(super) label: Arc<str>,
+    pub(super) fence: u64,
+    pub(super) term: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -124,6 +132,9 @@ mod tests {
                 owner: 0,
                 claim: *claim,
                 lease_end: Instant::now() + Duration::from_secs(60),
+                label: Arc::from("test"),
+                fence: 0,
+                term: 0,
             });
         }
         entry

@@ -5,6 +5,7 @@ mod admin;
 mod claim_held;
 mod claim_steps;
 mod claims;
+mod election;
 mod held;
 mod registry;
 mod steps;
@@ -16,7 +17,8 @@ use async_trait::async_trait;
 use crate::backend::ServiceOptions;
 use crate::url::LockUrl;
 use crate::{
-    AcquireOptions, Capabilities, Claim, DistributedLock, LockGuard, LockName, LockStatus, Result,
+    AcquireOptions, Capabilities, Claim, DistributedLock, Leader, LeaderTicks, LockGuard, LockName,
+    LockStatus, Result,
 };
 use claim_steps::ClaimSteps;
 use steps::Shared;
@@ -99,12 +101,17 @@ impl MemoryLock {
         self.shared.sever(name)
     }
 
-    /// Drops every semaphore permit and read-write hold on `name` behind their holders' backs;
-    /// their lost signals fire at their next renewal. Returns how many holds there were.
+    /// Drops every semaphore permit, read-write hold and leadership on `name` behind their
+    /// holders' backs; their lost signals fire at their next renewal. Returns how many holds
+    /// there were.
     pub fn sever_claims(&self, name: &LockName) -> usize {
         let mut entries = claims::lock(&self.shared.claims);
         let mut severed = 0;
-        for kind in [claims::Kind::Semaphore, claims::Kind::RwLock] {
+        for kind in [
+            claims::Kind::Semaphore,
+            claims::Kind::RwLock,
+            claims::Kind::Election,
+        ] {
             if let Some(entry) = entries.get_mut(&(kind, name.clone())) {
                 severed += entry.holders.len();
                 entry.holders.clear();
@@ -135,8 +142,32 @@ impl DistributedLock for MemoryLock {
         let steps = Arc::new(ClaimSteps {
             entries: Arc::clone(&self.shared.claims),
             claim,
+            kind: claims::Kind::of(claim),
         });
         crate::backend::acquire(&steps, name, options).await
+    }
+
+    /// A write claim on the name's election entry, whose holder's label is the leader's
+    /// value; grants and new labels signal the entry's observers.
+    async fn campaign_with(
+        &self,
+        name: &LockName,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        let steps = Arc::new(ClaimSteps {
+            entries: Arc::clone(&self.shared.claims),
+            claim: Claim::Write,
+            kind: claims::Kind::Election,
+        });
+        crate::backend::acquire(&steps, name, options).await
+    }
+
+    async fn read_leader(&self, name: &LockName) -> Result<Option<Leader>> {
+        Ok(election::leader(&self.shared.claims, name))
+    }
+
+    async fn watch_leader(&self, name: &LockName) -> Result<LeaderTicks> {
+        Ok(election::ticks(Arc::clone(&self.shared.claims), name))
     }
 
     fn backend(&self) -> &'static str {
@@ -151,6 +182,7 @@ impl DistributedLock for MemoryLock {
             .with_server_side_wait()
             .with_semaphore()
             .with_rw_lock()
+            .with_election()
     }
 
     fn default_options(&self) -> AcquireOptions {
