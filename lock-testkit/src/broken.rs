@@ -1,6 +1,7 @@
 //! Deliberately broken locks: the suite must fail on each of them.
 
 mod claims;
+mod elections;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,8 +10,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use lock_core::backend::{Grant, HeldLock};
 use lock_core::{
-    AcquireOptions, Capabilities, Claim, DistributedLock, LockGuard, LockName, LockStatus,
-    MemoryLock, Result,
+    AcquireOptions, Capabilities, Claim, DistributedLock, Leader, LeaderTicks, LockGuard, LockName,
+    LockStatus, MemoryLock, Result,
 };
 use tokio::sync::Mutex;
 use tokio::time::Instant;
@@ -41,7 +42,14 @@ pub enum Breakage {
     WriterSharesWithReaders,
     /// Writers poll instead of waiting in line, so a stream of readers starves them.
     StarvesWriters,
+    /// A campaign deposes the sitting leader behind its back and leads at once.
+    TwoLeaders,
+    /// Observers get no pushes and terms that look consecutive whatever they missed.
+    HiddenGaps,
 }
+
+/// The token every grant carries under [`Breakage::RepeatingFencingTokens`].
+const REPEATED_TOKEN: u64 = 7;
 
 /// A lock that claims the full contract but breaks one rule.
 #[derive(Clone, Debug)]
@@ -49,6 +57,7 @@ pub struct BrokenLock {
     breakage: Breakage,
     inner: MemoryLock,
     grants: Arc<AtomicU64>,
+    made_up_terms: Arc<elections::MadeUpTerms>,
 }
 
 impl BrokenLock {
@@ -58,6 +67,7 @@ impl BrokenLock {
             breakage,
             inner: MemoryLock::new(),
             grants: Arc::new(AtomicU64::new(0)),
+            made_up_terms: Arc::default(),
         }
     }
 
@@ -74,6 +84,29 @@ impl BrokenLock {
     /// The underlying memory lock's lease left on `name`.
     pub fn lease_left(&self, name: &LockName) -> Option<Duration> {
         self.inner.lease_left(name)
+    }
+
+    /// A guard over `real` (none: a grant that holds nothing) carrying `token`, renewing and
+    /// signalling loss as the breakage says.
+    fn wrap(
+        &self,
+        real: Option<LockGuard>,
+        token: u64,
+        name: &LockName,
+        options: &AcquireOptions,
+    ) -> LockGuard {
+        let lost = real.as_ref().map(|real| real.lost().clone());
+        let held = Arc::new(Wrapped {
+            guard: Mutex::new(real),
+            lie: self.breakage == Breakage::NoLostSignal,
+            halve: self.breakage == Breakage::OverstatedLease,
+        });
+        let grant = Grant::new(token, held, Instant::now());
+        let grant = match lost {
+            Some(lost) if self.breakage != Breakage::NoLostSignal => grant.lost(lost),
+            _ => grant,
+        };
+        grant.into_guard(name.clone(), "broken", options)
     }
 }
 
@@ -125,22 +158,11 @@ impl DistributedLock for BrokenLock {
             },
         };
         let token = match (&real, self.breakage) {
-            (_, Breakage::RepeatingFencingTokens) => 7,
+            (_, Breakage::RepeatingFencingTokens) => REPEATED_TOKEN,
             (Some(real), _) => real.fencing_token(),
             (None, _) => grant,
         };
-        let lost = real.as_ref().map(|real| real.lost().clone());
-        let held = Arc::new(Wrapped {
-            guard: Mutex::new(real),
-            lie: self.breakage == Breakage::NoLostSignal,
-            halve: self.breakage == Breakage::OverstatedLease,
-        });
-        let grant = Grant::new(token, held, Instant::now());
-        let grant = match lost {
-            Some(lost) if self.breakage != Breakage::NoLostSignal => grant.lost(lost),
-            _ => grant,
-        };
-        Ok(Some(grant.into_guard(name.clone(), "broken", options)))
+        Ok(Some(self.wrap(real, token, name, options)))
     }
 
     async fn acquire_claim_with(
@@ -150,6 +172,22 @@ impl DistributedLock for BrokenLock {
         options: &AcquireOptions,
     ) -> Result<Option<LockGuard>> {
         claims::acquire(&self.inner, self.breakage, name, claim, options).await
+    }
+
+    async fn campaign_with(
+        &self,
+        name: &LockName,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        elections::campaign(self, name, options).await
+    }
+
+    async fn read_leader(&self, name: &LockName) -> Result<Option<Leader>> {
+        elections::read_leader(self, name).await
+    }
+
+    async fn watch_leader(&self, name: &LockName) -> Result<LeaderTicks> {
+        elections::watch_leader(self, name).await
     }
 
     fn backend(&self) -> &'static str {

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use lock_testkit::broken::Breakage;
 use lock_testkit::conformance::{
-    contention_16_clients_zero_overlaps, fencing_tokens_strictly_increase,
+    contention_16_clients_zero_overlaps, election_leader_value_proclaim_and_resign,
+    election_observers_see_every_change_or_report_it,
+    election_one_leader_at_a_time_with_rising_epochs, fencing_tokens_strictly_increase,
     force_release_frees_only_the_current_token,
     inspect_shows_holder_waiters_and_nothing_after_release, lost_signal_fires_when_severed,
     malformed_urls_are_invalid_input_before_io, max_hold_ends_the_hold_on_schedule,
@@ -156,6 +158,41 @@ async fn rw_cases_catch_writers_starved_by_readers() {
     assert_fails(
         "rw waiting writer",
         rw_waiting_writer_blocks_new_readers(target),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn election_cases_catch_two_leaders() {
+    let target = broken(Breakage::TwoLeaders);
+    assert_fails(
+        "election occupancy",
+        election_one_leader_at_a_time_with_rising_epochs(Arc::clone(&target)),
+    )
+    .await;
+    assert_fails(
+        "election rival",
+        election_leader_value_proclaim_and_resign(target),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn election_cases_catch_epochs_that_do_not_rise() {
+    let target = broken(Breakage::RepeatingFencingTokens);
+    assert_fails(
+        "election epochs",
+        election_one_leader_at_a_time_with_rising_epochs(target),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn election_observer_case_catches_hidden_gaps() {
+    let target = broken(Breakage::HiddenGaps);
+    assert_fails(
+        "election observers",
+        election_observers_see_every_change_or_report_it(target),
     )
     .await;
 }

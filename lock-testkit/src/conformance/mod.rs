@@ -10,6 +10,7 @@ mod bounded;
 mod cancel;
 mod config;
 mod contention;
+mod election;
 mod force;
 mod inspect;
 mod lease;
@@ -41,6 +42,11 @@ pub use config::{
     duration_max_waits_forever_and_refuses_as_a_lease, malformed_urls_are_invalid_input_before_io,
 };
 pub use contention::{contention_16_clients_zero_overlaps, fencing_tokens_strictly_increase};
+pub use election::{
+    election_leader_value_proclaim_and_resign, election_lost_fires_before_another_leads,
+    election_observers_see_every_change_or_report_it,
+    election_one_leader_at_a_time_with_rising_epochs,
+};
 pub use force::{
     force_release_cancelled_midway_is_all_or_nothing, force_release_frees_only_the_current_token,
 };
@@ -180,6 +186,10 @@ macro_rules! conformance_tests {
             rw_readers_share_and_writers_exclude,
             rw_waiting_writer_blocks_new_readers,
             rw_writers_are_not_starved,
+            election_one_leader_at_a_time_with_rising_epochs,
+            election_leader_value_proclaim_and_resign,
+            election_observers_see_every_change_or_report_it,
+            election_lost_fires_before_another_leads,
         );
     };
     (@cases $target:expr; $($case:ident),* $(,)?) => {

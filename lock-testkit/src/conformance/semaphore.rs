@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_core::{AcquireOptions, Claim, DistributedLock, ErrorKind, LockName, SemaphoreExt};
+use lock_core::{Claim, DistributedLock, ErrorKind, LockName, SemaphoreExt};
 
-use super::support::{client, client_if, supports, unique_name};
+use super::support::{client, client_if, supports, unique_name, unrenewed};
 use crate::{ConformanceTarget, Occupancy, scaled_ms};
 
 async fn permit(
@@ -223,16 +223,8 @@ pub async fn permit_lost_when_its_lease_ends_before_regrant(target: Arc<dyn Conf
     }
     let b = client(&target).await;
     let name = unique_name(case);
-    let unrenewed = AcquireOptions::builder()
-        .wait(scaled_ms(5000))
-        .lease(scaled_ms(1000))
-        .auto_renew(false)
-        // A margin wide enough that a loaded machine's scheduling cannot eat it.
-        .clock_drift(0.1)
-        .build()
-        .expect("options");
     let stale = a
-        .acquire_claim_with(&name, Claim::permit(1), &unrenewed)
+        .acquire_claim_with(&name, Claim::permit(1), &unrenewed())
         .await
         .expect("acquire")
         .expect("a free permit");

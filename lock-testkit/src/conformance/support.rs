@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use lock_core::{AcquireOptions, Capabilities, DistributedLock, LockName};
 
-use crate::ConformanceTarget;
+use crate::{ConformanceTarget, scaled_ms};
 
 /// A fresh client, or a panic that says why there is none.
 pub(super) async fn client(target: &Arc<dyn ConformanceTarget>) -> Arc<dyn DistributedLock> {
@@ -51,6 +51,18 @@ pub(super) fn options(wait: Duration, lease: Duration) -> AcquireOptions {
     AcquireOptions::builder()
         .wait(wait)
         .lease(lease)
+        .build()
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// Options for a hold left to lapse: a 1 s lease (scaled) that is not renewed, a 5 s wait,
+/// and a drift margin wide enough that a loaded machine's scheduling cannot eat it.
+pub(super) fn unrenewed() -> AcquireOptions {
+    AcquireOptions::builder()
+        .wait(scaled_ms(5000))
+        .lease(scaled_ms(1000))
+        .auto_renew(false)
+        .clock_drift(0.1)
         .build()
         .unwrap_or_else(|error| panic!("{error}"))
 }
