@@ -46,6 +46,8 @@ pub enum Breakage {
     TwoLeaders,
     /// Observers get no pushes and terms that look consecutive whatever they missed.
     HiddenGaps,
+    /// Observers get no pushes: they learn of changes only when they poll.
+    UnpushedChanges,
 }
 
 /// The token every grant carries under [`Breakage::RepeatingFencingTokens`].

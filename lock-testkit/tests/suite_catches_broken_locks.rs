@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use lock_testkit::broken::Breakage;
 use lock_testkit::conformance::{
-    contention_16_clients_zero_overlaps, election_leader_value_proclaim_and_resign,
-    election_observers_see_every_change_or_report_it,
+    contention_16_clients_zero_overlaps, election_changes_are_pushed_to_observers,
+    election_leader_value_proclaim_and_resign, election_observers_see_every_change_or_report_it,
     election_one_leader_at_a_time_with_rising_epochs, fencing_tokens_strictly_increase,
     force_release_frees_only_the_current_token,
     inspect_shows_holder_waiters_and_nothing_after_release, lost_signal_fires_when_severed,
@@ -193,6 +193,16 @@ async fn election_observer_case_catches_hidden_gaps() {
     assert_fails(
         "election observers",
         election_observers_see_every_change_or_report_it(target),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn election_push_case_catches_observers_left_to_poll() {
+    let target = broken(Breakage::UnpushedChanges);
+    assert_fails(
+        "election pushes",
+        election_changes_are_pushed_to_observers(target),
     )
     .await;
 }

@@ -64,9 +64,13 @@ pub(super) async fn read_leader(lock: &BrokenLock, name: &LockName) -> Result<Op
     }))
 }
 
-/// The pushes underneath; with hidden gaps, none at all (observers only poll).
+/// The pushes underneath; with hidden gaps or unpushed changes, none at all (observers only
+/// poll).
 pub(super) async fn watch_leader(lock: &BrokenLock, name: &LockName) -> Result<LeaderTicks> {
-    if lock.breakage == Breakage::HiddenGaps {
+    if matches!(
+        lock.breakage,
+        Breakage::HiddenGaps | Breakage::UnpushedChanges
+    ) {
         return Ok(futures_util::stream::pending().boxed());
     }
     lock.inner.watch_leader(name).await

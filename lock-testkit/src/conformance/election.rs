@@ -147,6 +147,61 @@ pub async fn election_leader_value_proclaim_and_resign(target: Arc<dyn Conforman
     next.resign().await.expect("resign");
 }
 
+/// An observer whose poll would take an hour hears of a new leader, a new value and a
+/// resignation within seconds: the store pushes each change.
+///
+/// # Cancel safety
+///
+/// As [`election_one_leader_at_a_time_with_rising_epochs`].
+///
+/// # Errors
+///
+/// None: a failed check panics with what went wrong, as a test does.
+pub async fn election_changes_are_pushed_to_observers(target: Arc<dyn ConformanceTarget>) {
+    let case = "election_changes_are_pushed";
+    let Some(a) = client_if(&target, case, |c| c.election, "elections").await else {
+        return;
+    };
+    let b = client(&target).await;
+    let name = unique_name(case);
+    let (sender, mut changes) = tokio::sync::mpsc::unbounded_channel();
+    let watched = name.clone();
+    let observing = tokio::spawn(async move {
+        let observer = b.observe(&watched).expect("observe");
+        let mut observer = observer.poll_every(Duration::from_secs(3600));
+        loop {
+            let change = observer.next_change().await.expect("next change");
+            if sender.send(change.leader).is_err() {
+                return;
+            }
+        }
+    });
+    // Each change is made once the observer waits for its push (it read the store last).
+    let mut pushed = async || {
+        let next = tokio::time::timeout(scaled_ms(5000), changes.recv()).await;
+        let next = next.expect("a change was not pushed within 5 s");
+        let leader = next.expect("the observer ended");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        leader
+    };
+    assert_eq!(pushed().await, None, "a leader before any campaign");
+    let mut leading = a.campaign(&name, "pushed-1").await.expect("campaign");
+    let shown = pushed().await.expect("no leader after a campaign");
+    assert_eq!(
+        (shown.value.as_str(), shown.epoch),
+        ("pushed-1", leading.epoch())
+    );
+    leading.proclaim("pushed-2").await.expect("proclaim");
+    let shown = pushed().await.expect("no leader after proclaim");
+    assert_eq!(
+        (shown.value.as_str(), shown.epoch),
+        ("pushed-2", leading.epoch())
+    );
+    leading.resign().await.expect("resign");
+    assert_eq!(pushed().await, None, "a leader after resigning");
+    observing.abort();
+}
+
 /// 8 observers that have seen a first leader follow the election through 100 more (each
 /// leading briefly, some proclaiming a second value). Every observer sees epochs rise, and
 /// counts each of the 100 leaders either as seen or in a reported gap: none passes unreported.

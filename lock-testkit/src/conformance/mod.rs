@@ -43,8 +43,8 @@ pub use config::{
 };
 pub use contention::{contention_16_clients_zero_overlaps, fencing_tokens_strictly_increase};
 pub use election::{
-    election_leader_value_proclaim_and_resign, election_lost_fires_before_another_leads,
-    election_observers_see_every_change_or_report_it,
+    election_changes_are_pushed_to_observers, election_leader_value_proclaim_and_resign,
+    election_lost_fires_before_another_leads, election_observers_see_every_change_or_report_it,
     election_one_leader_at_a_time_with_rising_epochs,
 };
 pub use force::{
@@ -190,6 +190,7 @@ macro_rules! conformance_tests {
             election_leader_value_proclaim_and_resign,
             election_observers_see_every_change_or_report_it,
             election_lost_fires_before_another_leads,
+            election_changes_are_pushed_to_observers,
         );
     };
     (@cases $target:expr; $($case:ident),* $(,)?) => {
