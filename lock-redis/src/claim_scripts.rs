@@ -8,7 +8,7 @@ use redis::{Script, ScriptInvocation};
 
 use crate::error::unexpected_reply;
 use crate::invocation::millis;
-use crate::keys::ClaimKeys;
+use crate::keys::{ClaimKeys, ClaimObject};
 use crate::node::Node;
 
 static ACQUIRE: LazyLock<Script> =
@@ -65,13 +65,16 @@ pub(crate) fn acquire_invocation<'a>(
         .key(&keys.queue_claims)
         .key(&keys.queue_expiry)
         .key(&keys.limit)
+        .key(&keys.term)
+        .key(&keys.channel)
         .arg(request.token)
         .arg(millis(request.lease))
         .arg(letter)
         .arg(limit)
         .arg(u8::from(request.queue.is_some()))
         .arg(millis(request.queue.unwrap_or(Duration::ZERO)))
-        .arg(request.label);
+        .arg(request.label)
+        .arg(u8::from(keys.object == ClaimObject::Election));
     invocation
 }
 
@@ -100,7 +103,8 @@ pub(crate) fn release_invocation<'a>(keys: &ClaimKeys, token: &str) -> ScriptInv
         .key(&keys.queue_expiry)
         .key(&keys.limit)
         .key(&keys.channel)
-        .arg(token);
+        .arg(token)
+        .arg(u8::from(keys.object == ClaimObject::Election));
     invocation
 }
 

@@ -14,7 +14,7 @@ use crate::claim_scripts::{
     ClaimAttempt, ClaimRequest, acquire_invocation, read_claim_attempt, release_invocation,
 };
 use crate::error::BACKEND;
-use crate::keys::ClaimKeys;
+use crate::keys::{ClaimKeys, ClaimObject};
 use crate::node::Node;
 use crate::steps::Single;
 use crate::subscriber::Subscription;
@@ -25,6 +25,8 @@ use crate::token::new_token;
 pub(crate) struct ClaimSteps {
     pub(crate) single: Arc<Single>,
     pub(crate) claim: Claim,
+    /// Which object of the name `claim` is taken on (an election takes `Claim::Write`).
+    pub(crate) object: ClaimObject,
 }
 
 /// One acquisition: its keys, token and label, its queue ttl (`None`: a single try), and its
@@ -41,13 +43,12 @@ pub(crate) struct RedisClaimAttempt {
     dedicated: Option<MultiplexedConnection>,
 }
 
-/// The keys of `name`'s object for `claim`: the semaphore's or the read-write lock's.
-pub(crate) fn claim_keys(prefix: &str, name: &LockName, claim: Claim) -> ClaimKeys {
-    let kind = match claim {
-        Claim::Permit { .. } => "sem",
-        _ => "rw",
-    };
-    ClaimKeys::new(prefix, name, kind)
+/// The object of a name that `claim` is taken on outside elections.
+pub(crate) fn claim_object(claim: Claim) -> ClaimObject {
+    match claim {
+        Claim::Permit { .. } => ClaimObject::Semaphore,
+        _ => ClaimObject::ReadWrite,
+    }
 }
 
 impl ClaimSteps {
@@ -98,7 +99,7 @@ impl LockSteps for ClaimSteps {
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> RedisClaimAttempt {
         RedisClaimAttempt {
-            keys: claim_keys(&self.single.prefix, name, self.claim),
+            keys: ClaimKeys::new(&self.single.prefix, name, self.object),
             token: new_token(),
             label: Arc::clone(&options.owner_label),
             lease: options.lease,
@@ -191,7 +192,8 @@ impl LockSteps for ClaimSteps {
     }
 }
 
-/// A permit or read-write hold on one master: the object's keys and the holder's token.
+/// A permit, read-write hold or leadership on one master: the object's keys and the
+/// holder's token.
 #[derive(Debug)]
 struct ClaimHeld {
     node: Node,
@@ -209,5 +211,13 @@ impl HeldLock for ClaimHeld {
     async fn renew(&self, lease: Duration) -> Result<bool> {
         let renewed = self.node.renew_claim(&self.keys, &self.token, lease).await;
         renewed.map_err(|error| error.with_operation("renew"))
+    }
+
+    async fn relabel(&self, label: &str) -> Result<bool> {
+        let relabeled = self
+            .node
+            .relabel_claim(&self.keys, &self.token, label)
+            .await;
+        relabeled.map_err(|error| error.with_operation("proclaim"))
     }
 }

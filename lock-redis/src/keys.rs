@@ -34,10 +34,34 @@ impl LockKeys {
     }
 }
 
-/// The keys of a semaphore (`sem`) or read-write lock (`rw`) of one name: apart from the
-/// mutex's keys and each other's, under the same hash tag (one Redis Cluster slot).
+/// The shared-hold objects a name has beside its mutex, each with keys of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ClaimObject {
+    /// A counting semaphore (`sem`).
+    Semaphore,
+    /// A read-write lock (`rw`).
+    ReadWrite,
+    /// An election (`elect`): one writer-like holder, the leader; its grants count terms and
+    /// every change is announced to observers.
+    Election,
+}
+
+impl ClaimObject {
+    fn kind(self) -> &'static str {
+        match self {
+            Self::Semaphore => "sem",
+            Self::ReadWrite => "rw",
+            Self::Election => "elect",
+        }
+    }
+}
+
+/// The keys of a semaphore, read-write lock or election of one name: apart from the mutex's
+/// keys and each other's, under the same hash tag (one Redis Cluster slot).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ClaimKeys {
+    /// Which object of the name these are.
+    pub(crate) object: ClaimObject,
     /// `{PREFIX:NAME}:KIND:holders`: holders' tokens by lease end (server ms).
     pub(crate) holders: String,
     /// `{PREFIX:NAME}:KIND:info`: each holder's `CLAIM FENCE GRANTED_MS LABEL`.
@@ -52,15 +76,20 @@ pub(crate) struct ClaimKeys {
     pub(crate) queue_expiry: String,
     /// `{PREFIX:NAME}:KIND:limit`: the semaphore limit its holders use.
     pub(crate) limit: String,
-    /// `{PREFIX:NAME}:KIND:changed`: the channel releases publish on.
+    /// `{PREFIX:NAME}:KIND:changed`: the channel releases (and an election's grants) publish
+    /// on.
     pub(crate) channel: String,
+    /// `{PREFIX:NAME}:KIND:term`: how many holds an election granted, never expires (unused
+    /// by the other objects).
+    pub(crate) term: String,
 }
 
 impl ClaimKeys {
-    /// The keys of `name`'s object of `kind` (`sem` or `rw`) under `prefix`.
-    pub(crate) fn new(prefix: &str, name: &LockName, kind: &str) -> Self {
-        let base = format!("{{{prefix}:{}}}:{kind}", escape(name.as_str()));
+    /// The keys of `name`'s `object` under `prefix`.
+    pub(crate) fn new(prefix: &str, name: &LockName, object: ClaimObject) -> Self {
+        let base = format!("{{{prefix}:{}}}:{}", escape(name.as_str()), object.kind());
         Self {
+            object,
             holders: format!("{base}:holders"),
             info: format!("{base}:info"),
             fence: format!("{base}:fence"),
@@ -69,6 +98,7 @@ impl ClaimKeys {
             queue_expiry: format!("{base}:queue:expiry"),
             limit: format!("{base}:limit"),
             channel: format!("{base}:changed"),
+            term: format!("{base}:term"),
         }
     }
 }
@@ -148,12 +178,19 @@ mod tests {
     #[test]
     fn claim_keys_share_the_mutex_tag_but_no_key() {
         let name = LockName::new("jobs/nightly").expect("valid name");
-        let (sem, rw) = (
-            ClaimKeys::new("distlock", &name, "sem"),
-            ClaimKeys::new("distlock", &name, "rw"),
+        let (sem, rw, elect) = (
+            ClaimKeys::new("distlock", &name, ClaimObject::Semaphore),
+            ClaimKeys::new("distlock", &name, ClaimObject::ReadWrite),
+            ClaimKeys::new("distlock", &name, ClaimObject::Election),
         );
         let mutex = keys("jobs/nightly");
-        for key in [&sem.holders, &sem.channel, &rw.holders, &rw.queue_claims] {
+        for key in [
+            &sem.holders,
+            &sem.channel,
+            &rw.holders,
+            &rw.queue_claims,
+            &elect.term,
+        ] {
             assert!(key.starts_with("{distlock:jobs/nightly}:"), "{key}");
         }
         let mutex_keys = [
@@ -163,10 +200,19 @@ mod tests {
             mutex.queue,
             mutex.queue_expiry,
         ];
-        for key in [&sem.holders, &sem.fence, &sem.queue, &rw.fence, &rw.channel] {
+        for key in [
+            &sem.holders,
+            &sem.fence,
+            &sem.queue,
+            &rw.fence,
+            &rw.channel,
+            &elect.fence,
+        ] {
             assert!(!mutex_keys.contains(key), "{key}");
         }
         assert_ne!(sem.fence, rw.fence);
+        assert_ne!(rw.fence, elect.fence);
+        assert_ne!(rw.holders, elect.holders);
     }
 
     #[test]

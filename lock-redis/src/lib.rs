@@ -4,6 +4,7 @@ mod admin;
 mod builder;
 mod claim_scripts;
 mod claim_steps;
+mod election;
 mod error;
 mod eviction;
 mod held;

@@ -4,13 +4,14 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use lock_core::{
-    AcquireOptions, Capabilities, Claim, DistributedLock, LockGuard, LockName, LockStatus, Result,
+    AcquireOptions, Capabilities, Claim, DistributedLock, Leader, LeaderTicks, LockGuard, LockName,
+    LockStatus, Result,
 };
 
 use crate::builder::RedisLockBuilder;
-use crate::claim_steps::ClaimSteps;
+use crate::claim_steps::{ClaimSteps, claim_object};
 use crate::error::BACKEND;
-use crate::keys::LockKeys;
+use crate::keys::{ClaimKeys, ClaimObject, LockKeys};
 use crate::link::Link;
 use crate::node::Node;
 use crate::replicas::Replicas;
@@ -110,8 +111,69 @@ impl DistributedLock for RedisLock {
         let steps = Arc::new(ClaimSteps {
             single: Arc::clone(&self.steps),
             claim,
+            object: claim_object(claim),
         });
         lock_core::backend::acquire(&steps, name, options).await
+    }
+
+    /// A leadership is a write claim on the name's election object (`{PREFIX:NAME}:elect:*`)
+    /// whose grant raises the election's term counter and publishes on its channel, as do
+    /// releases and new values; the published value is the holder's label. Replicas
+    /// acknowledge grants as for a semaphore.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`acquire_with`](DistributedLock::acquire_with).
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_claim_with`](DistributedLock::acquire_claim_with).
+    async fn campaign_with(
+        &self,
+        name: &LockName,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        let steps = Arc::new(ClaimSteps {
+            single: Arc::clone(&self.steps),
+            claim: Claim::Write,
+            object: ClaimObject::Election,
+        });
+        lock_core::backend::acquire(&steps, name, options).await
+    }
+
+    /// The election's holder whose lease has not ended by the server clock, with the term
+    /// counter, read in one script.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads.
+    ///
+    /// # Errors
+    ///
+    /// `Unavailable` when the master does not answer within the operation timeout, `Backend`
+    /// when it answers with an error.
+    async fn read_leader(&self, name: &LockName) -> Result<Option<Leader>> {
+        let keys = ClaimKeys::new(&self.steps.prefix, name, ClaimObject::Election);
+        let leader = self.steps.node.leader(&keys).await;
+        leader.map_err(|error| error.with_operation("leader"))
+    }
+
+    /// Ticks on the election's channel through the service's shared subscriber. A lease that
+    /// ends unrenewed is announced by the next grant, not by itself: observers notice a
+    /// leaderless gap by their poll.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future or the stream unsubscribes.
+    ///
+    /// # Errors
+    ///
+    /// None: while the subscription is not confirmed (within the operation timeout) observers
+    /// poll.
+    async fn watch_leader(&self, name: &LockName) -> Result<LeaderTicks> {
+        let keys = ClaimKeys::new(&self.steps.prefix, name, ClaimObject::Election);
+        let timeout = self.steps.node.link().timeout();
+        Ok(crate::election::ticks(&self.steps.subscriber, &keys, timeout).await)
     }
 
     /// The holder from the lock key's value (`OWNER_TOKEN GRANTED_MS LABEL`) and the fence
@@ -186,6 +248,7 @@ impl DistributedLock for RedisLock {
             .with_server_side_wait()
             .with_semaphore()
             .with_rw_lock()
+            .with_election()
     }
 
     fn default_options(&self) -> AcquireOptions {

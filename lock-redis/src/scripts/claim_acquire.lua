@@ -7,11 +7,13 @@
 -- 'CLAIM FENCE GRANTED_MS LABEL'), KEYS[3] fence counter (never expires), KEYS[4] waiter queue
 -- (zset: token -> arrival, server us), KEYS[5] waiters' claims (hash: token -> CLAIM),
 -- KEYS[6] waiter expiries (zset: token -> time after which an unrefreshed waiter is dropped),
--- KEYS[7] the semaphore limit its holders use.
+-- KEYS[7] the semaphore limit its holders use, KEYS[8] an election's term counter (never
+-- expires), KEYS[9] the object's change channel.
 -- ARGV[1] owner token, ARGV[2] lease ms, ARGV[3] claim ('p', 'r' or 'w'), ARGV[4] the
 -- semaphore limit ('0' for read-write), ARGV[5] '1' to join (or refresh) the queue when not
 -- granted, '0' for a single try, ARGV[6] how long a waiter's entry lasts unrefreshed, ms,
--- ARGV[7] owner label.
+-- ARGV[7] owner label, ARGV[8] '1' for an election: a grant raises the term by one and is
+-- announced on the channel, for observers.
 -- Returns {1, fence} on a grant; {0, ms} when not: how soon the first blocking holder's lease
 -- ends (-1: no holder blocks, only waiters ahead); {-1, limit} when the holders use another
 -- semaphore limit.
@@ -108,6 +110,10 @@ if grant then
   if claim == 'p' then
     redis.call('SET', KEYS[7], ARGV[4])
     keep(KEYS[7], lease)
+  end
+  if ARGV[8] == '1' then
+    redis.call('INCR', KEYS[8])
+    redis.call('PUBLISH', KEYS[9], '')
   end
   return {1, fence}
 end
