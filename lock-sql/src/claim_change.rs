@@ -20,7 +20,7 @@ pub(crate) struct Effect {
     pub(crate) wake: bool,
 }
 
-/// One claim row: a name and a kind (`semaphore` or `rw`; the two never share a row).
+/// One claim row: a name and a kind (`semaphore`, `rw` or `election`; no two share a row).
 #[derive(Clone, Debug)]
 pub(crate) struct RowKey {
     pub(crate) name: LockName,
@@ -155,6 +155,27 @@ impl HeldLock for ClaimHeld {
         match changed {
             Changed::Done(live) => Ok(live),
             Changed::Crowded => Err(crowded("renew")),
+        }
+    }
+
+    async fn relabel(&self, label: &str) -> Result<bool> {
+        let member = self.member;
+        let changed = self
+            .inner
+            .change_claims(&self.key, HOLD_TRIES, "proclaim", |row, now| {
+                let live = row.relabel(member, now, label);
+                Ok((
+                    live,
+                    Effect {
+                        write: live,
+                        wake: live,
+                    },
+                ))
+            })
+            .await?;
+        match changed {
+            Changed::Done(live) => Ok(live),
+            Changed::Crowded => Err(crowded("proclaim")),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! read, a decision here by the shared grant rule, and a compare-and-set write of the row
 //! (see [`claim_steps`](crate::claim_steps)), so the database holds the only copy.
 //!
-//! The row's text, one line each: `v1 <fence> <next ticket>`, then per holder
+//! The row's text, one line each: `v1 <fence> <next ticket> <grants>` (rows written before
+//! grants were counted have no `<grants>`, read as 0), then per holder
 //! `h <member> <claim> <lease end µs> <fence> <granted at µs> <owner label>`, per waiter
 //! `w <member> <ticket> <claim> <expires µs>`; a claim is `r`, `w` or `p<limit>`. Owner
 //! labels have no control characters, so the label ends its line.
@@ -19,6 +20,8 @@ pub(crate) struct ClaimRow {
     /// The last fencing token granted.
     pub(crate) fence: u64,
     next_ticket: u64,
+    /// How many holds the row has granted: an election's term.
+    pub(crate) grants: u64,
     pub(crate) holders: Vec<RowHolder>,
     /// Waiting acquisitions in arrival order.
     pub(crate) queue: Vec<RowWaiter>,
@@ -98,6 +101,7 @@ impl ClaimRow {
             ClaimVerdict::Grant => {
                 let fence = (self.fence + 1).max(u64::try_from(now).unwrap_or_default());
                 self.fence = fence;
+                self.grants += 1;
                 self.holders.push(RowHolder {
                     member,
                     claim,
@@ -159,8 +163,19 @@ impl ClaimRow {
         live.map(|holder| holder.lease_end = lease_end).is_some()
     }
 
+    /// Gives `member`'s live hold the label `label`; whether it holds.
+    pub(crate) fn relabel(&mut self, member: Owner, now: i64, label: &str) -> bool {
+        let live = self
+            .holders
+            .iter_mut()
+            .find(|holder| holder.member == member && holder.lease_end > now);
+        live.map(|holder| label.clone_into(&mut holder.label))
+            .is_some()
+    }
+
     pub(crate) fn encode(&self) -> Vec<u8> {
-        let mut text = format!("v1 {} {}\n", self.fence, self.next_ticket);
+        let (fence, ticket, grants) = (self.fence, self.next_ticket, self.grants);
+        let mut text = format!("v1 {fence} {ticket} {grants}\n");
         for h in &self.holders {
             let (member, claim) = (h.member.to_hex(), claim_code(h.claim));
             let (end, fence, at, label) = (h.lease_end, h.fence, h.granted_at, &h.label);
@@ -184,6 +199,7 @@ impl ClaimRow {
         let mut row = Self {
             fence: head.next()?.parse().ok()?,
             next_ticket: head.next()?.parse().ok()?,
+            grants: head.next().map_or(Some(0), |grants| grants.parse().ok())?,
             ..Self::default()
         };
         for line in lines {

@@ -29,7 +29,13 @@ const NOTIFIED_FALLBACK: Duration = Duration::from_secs(5);
 pub(crate) struct SqlClaimSteps {
     pub(crate) inner: Arc<Inner>,
     pub(crate) claim: Claim,
+    /// The row's kind: `semaphore`, `rw`, or [`ELECTION`], whose grants also wake (observers
+    /// follow every change of the leader).
+    pub(crate) kind: &'static str,
 }
+
+/// The kind of an election's row.
+pub(crate) const ELECTION: &str = "election";
 
 /// One acquisition: its row, its member token (the holder's and the queue entry's, fixed for
 /// the acquisition), when its queue entry needs refreshing, and whether the row may hold
@@ -47,11 +53,13 @@ pub(crate) struct ClaimAttempt {
 }
 
 impl SqlClaimSteps {
-    fn kind(&self) -> &'static str {
-        match self.claim {
+    /// The steps of `claim` on its semaphore or read-write row.
+    pub(crate) fn new(inner: Arc<Inner>, claim: Claim) -> Self {
+        let kind = match claim {
             Claim::Permit { .. } => "semaphore",
             _ => "rw",
-        }
+        };
+        Self { inner, claim, kind }
     }
 }
 
@@ -71,7 +79,7 @@ impl LockSteps for SqlClaimSteps {
         ClaimAttempt {
             key: RowKey {
                 name: name.clone(),
-                kind: self.kind(),
+                kind: self.kind,
             },
             lease: options.lease,
             label: Arc::clone(&options.owner_label),
@@ -96,6 +104,7 @@ impl LockSteps for SqlClaimSteps {
         };
         let (claim, member, lease) = (self.claim, attempt.member, micros(attempt.lease));
         let label = Arc::clone(&attempt.label);
+        let announce_grants = self.kind == ELECTION;
         // Armed from here: the write may take effect even if its answer never comes.
         attempt.in_row = true;
         let changed = self
@@ -111,11 +120,12 @@ impl LockSteps for SqlClaimSteps {
                 let times = (now, now.saturating_add(lease));
                 let (decision, write) = row.turn(member, claim, times, &label, queueing)?;
                 let waiting = matches!(decision, Decision::Waiting(_));
+                let left = waiting && write && queueing == Queueing::Leave;
                 Ok((
                     (decision, now),
                     Effect {
                         write,
-                        wake: waiting && write && queueing == Queueing::Leave,
+                        wake: left || (announce_grants && !waiting),
                     },
                 ))
             })

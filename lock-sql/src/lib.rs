@@ -13,6 +13,7 @@ mod claim_row;
 mod claim_steps;
 mod db;
 mod dialect;
+mod election;
 mod error;
 mod held;
 #[cfg(feature = "postgres")]

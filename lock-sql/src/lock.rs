@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use lock_core::{
-    AcquireOptions, Capabilities, Claim, DistributedLock, Error, LockGuard, LockName, LockStatus,
-    Result,
+    AcquireOptions, Capabilities, Claim, DistributedLock, Error, Leader, LeaderTicks, LockGuard,
+    LockName, LockStatus, Result,
 };
 use tokio::sync::OnceCell;
 
-use crate::claim_steps::SqlClaimSteps;
+use crate::claim_steps::{ELECTION, SqlClaimSteps};
 use crate::db::{Conn, Db, Owner};
 use crate::error::SqlError;
 use crate::settings::Settings;
@@ -211,11 +211,59 @@ impl DistributedLock for SqlLock {
         options: &AcquireOptions,
     ) -> Result<Option<LockGuard>> {
         claim.validate()?;
+        let steps = Arc::new(SqlClaimSteps::new(Arc::clone(&self.steps.inner), claim));
+        lock_core::backend::acquire(&steps, name, options).await
+    }
+
+    /// A leadership is a write hold on the name's `election` claim row; grants, releases and
+    /// new values wake observers (a PostgreSQL notification, or a new row version).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`acquire_claim_with`](DistributedLock::acquire_claim_with).
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_with`](DistributedLock::acquire_with).
+    async fn campaign_with(
+        &self,
+        name: &LockName,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        let inner = Arc::clone(&self.steps.inner);
         let steps = Arc::new(SqlClaimSteps {
-            inner: Arc::clone(&self.steps.inner),
-            claim,
+            kind: ELECTION,
+            ..SqlClaimSteps::new(inner, Claim::Write)
         });
         lock_core::backend::acquire(&steps, name, options).await
+    }
+
+    /// The live holder of the election row by the database clock, and its grant count.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads (and may create the tables on first use).
+    ///
+    /// # Errors
+    ///
+    /// `Unavailable` when no connection answers within the timeout, `Backend` for a row this
+    /// version cannot read.
+    async fn read_leader(&self, name: &LockName) -> Result<Option<Leader>> {
+        self.steps.inner.leader(name).await
+    }
+
+    /// Ticks on PostgreSQL notifications for the name while the listener is subscribed, else
+    /// on each new version of the election row, read every 250 ms.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future or the stream stops it.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_leader`](DistributedLock::read_leader), for the first read of the row.
+    async fn watch_leader(&self, name: &LockName) -> Result<LeaderTicks> {
+        crate::election::ticks(Arc::clone(&self.steps.inner), name.clone()).await
     }
 
     /// Reads the hold's row (owner label, fencing counter, grant time and lease left by the
@@ -274,7 +322,8 @@ impl DistributedLock for SqlLock {
             .with_lost_detection()
             .with_lease_renewal()
             .with_semaphore()
-            .with_rw_lock();
+            .with_rw_lock()
+            .with_election();
         if self.dialect() == Dialect::Postgres {
             capabilities.with_server_side_wait()
         } else {

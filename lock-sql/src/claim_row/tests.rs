@@ -30,7 +30,11 @@ fn the_text_round_trips() {
     let decoded = ClaimRow::decode(&row.encode()).expect("decode");
     assert_eq!(decoded, row);
     assert_eq!(decoded.holders[0].label, "label with spaces");
+    assert_eq!(decoded.grants, 1);
     assert_eq!(ClaimRow::decode(b"v2 1 1\n"), None);
+    assert_eq!(ClaimRow::decode(b"v1 1 1 x\n"), None);
+    let older = ClaimRow::decode(b"v1 7 2\n").expect("a row without a grant count");
+    assert_eq!((older.fence, older.grants), (7, 0));
     assert_eq!(ClaimRow::decode(b"v1 1 1\nx 00 r\n"), None);
 }
 
@@ -119,4 +123,21 @@ fn ended_leases_and_expired_entries_go_and_only_live_holds_renew() {
     assert!(row.expire(1_000));
     assert!(row.holders.is_empty() && row.queue.is_empty());
     assert!(!row.renew(holder, 1_000, 2_000));
+}
+
+#[test]
+fn grants_are_counted_and_only_a_live_hold_takes_a_new_label() {
+    let mut row = ClaimRow::default();
+    let (a, b) = (Owner::random(), Owner::random());
+    turn(&mut row, a, Claim::Write);
+    assert!(row.release(a));
+    turn(&mut row, b, Claim::Write);
+    assert_eq!(row.grants, 2);
+    assert!(!row.relabel(a, 20, "gone"));
+    assert!(row.relabel(b, 20, "10.0.0.2:80"));
+    assert_eq!(row.holders[0].label, "10.0.0.2:80");
+    assert!(
+        !row.relabel(b, 500, "ended"),
+        "a hold whose lease ended took a label"
+    );
 }

@@ -18,9 +18,15 @@ pub(crate) struct ClaimStatements {
     read: SqlStr,
     insert: SqlStr,
     update: SqlStr,
-    /// The update that also wakes waiters in every process (PostgreSQL: a notification),
-    /// binding the channel last.
-    update_waking: Option<SqlStr>,
+    /// The update and the insert that also wake waiters and observers in every process
+    /// (PostgreSQL: a notification), binding the channel last.
+    waking: Option<Waking>,
+}
+
+#[derive(Debug)]
+struct Waking {
+    update: SqlStr,
+    insert: SqlStr,
 }
 
 impl ClaimStatements {
@@ -31,14 +37,15 @@ impl ClaimStatements {
             read,
             insert,
             update,
-            update_waking: None,
+            waking: None,
         }
     }
 
-    /// With an update that wakes waiters, from `text`.
+    /// With an update and an insert that wake waiters, from `[update, insert]` templates.
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-    pub(crate) fn waking(mut self, text: &str, table: &TableName) -> Self {
-        self.update_waking = Some(statement(text, table, ""));
+    pub(crate) fn waking(mut self, texts: [&str; 2], table: &TableName) -> Self {
+        let [update, insert] = texts.map(|text| statement(text, table, ""));
+        self.waking = Some(Waking { update, insert });
         self
     }
 }
@@ -130,13 +137,23 @@ where
     DB::QueryResult: RowsAffected,
 {
     let mut conn = connection(&target).await?;
-    let waking = target.sql.update_waking.as_ref().zip(target.channel);
+    let waking = target
+        .sql
+        .waking
+        .as_ref()
+        .zip(target.channel)
+        .filter(|_| wake);
     let query = match (version, waking) {
-        (None, _) => sqlx::query::<DB>(target.sql.insert.clone())
+        (None, Some((waking, channel))) => sqlx::query::<DB>(waking.insert.clone())
+            .bind(name)
+            .bind(kind)
+            .bind(state)
+            .bind(channel),
+        (None, None) => sqlx::query::<DB>(target.sql.insert.clone())
             .bind(name)
             .bind(kind)
             .bind(state),
-        (Some(version), Some((update, channel))) if wake => sqlx::query::<DB>(update.clone())
+        (Some(version), Some((waking, channel))) => sqlx::query::<DB>(waking.update.clone())
             .bind(state)
             .bind(name)
             .bind(kind)

@@ -94,7 +94,10 @@ impl PgDb {
                 "",
             )
             .waking(
-                include_str!("../../sql/postgres/claim_update_waking.sql"),
+                [
+                    include_str!("../../sql/postgres/claim_update_waking.sql"),
+                    include_str!("../../sql/postgres/claim_insert_waking.sql"),
+                ],
                 table,
             ),
             pool,
