@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use lock_core::backend::Deadline;
 use lock_core::{
-    AcquireOptions, Capabilities, Claim, DistributedLock, Error, ErrorKind, LockGuard, LockName,
-    LockStatus, Result, async_trait,
+    AcquireOptions, Capabilities, Claim, DistributedLock, Error, ErrorKind, Leader, LeaderTicks,
+    LockGuard, LockName, LockStatus, Result, async_trait,
 };
 
 use crate::ZkLock;
@@ -94,6 +95,66 @@ impl DistributedLock for ZkLock {
         lock_core::backend::acquire(&steps, name, options).await
     }
 
+    /// A candidate in Curator's `LeaderLatch` layout under
+    /// [`election_path`](ZkLock::election_path): an ephemeral sequential `latch-` node whose
+    /// data is the published value; the lowest node leads, each other candidate watches the
+    /// node before its own. A Curator `LeaderLatch` on that path is a candidate of the same
+    /// election. The epoch is the node's creation zxid; the session is the lease.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`acquire_with`](DistributedLock::acquire_with).
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_with`](DistributedLock::acquire_with).
+    async fn campaign_with(
+        &self,
+        name: &LockName,
+        options: &AcquireOptions,
+    ) -> Result<Option<LockGuard>> {
+        let steps = Arc::new(ZkClaimSteps {
+            steps: Arc::clone(&self.steps),
+            recipe: Recipe::Latch,
+        });
+        lock_core::backend::acquire(&steps, name, options).await
+    }
+
+    /// The lowest latch node still there (a Curator latch's too), its data as the value and
+    /// its creation zxid as the epoch; the term from the election's count (see
+    /// [`election_path`](ZkLock::election_path)).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads.
+    ///
+    /// # Errors
+    ///
+    /// As [`inspect`](DistributedLock::inspect).
+    async fn read_leader(&self, name: &LockName) -> Result<Option<Leader>> {
+        let session = self.steps.sessions.session(Deadline::NEVER).await;
+        let session = session.map_err(|error| self.context(error, "leader", name))?;
+        let leader = crate::election::leader(&session, &self.steps.election_parent(name)).await;
+        leader.map_err(|error| self.context(error, "leader", name))
+    }
+
+    /// One persistent recursive watch on the election's parent: every node made, deleted or
+    /// rewritten under it ticks, and so does every change of the connection.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future or the stream removes the watch.
+    ///
+    /// # Errors
+    ///
+    /// As [`inspect`](DistributedLock::inspect).
+    async fn watch_leader(&self, name: &LockName) -> Result<LeaderTicks> {
+        let session = self.steps.sessions.session(Deadline::NEVER).await;
+        let session = session.map_err(|error| self.context(error, "watch_leader", name))?;
+        let ticks = crate::election::ticks(&session, &self.steps.election_parent(name)).await;
+        ticks.map_err(|error| self.context(error, "watch_leader", name))
+    }
+
     fn backend(&self) -> &'static str {
         BACKEND
     }
@@ -106,6 +167,7 @@ impl DistributedLock for ZkLock {
             .with_server_side_wait()
             .with_rw_lock()
             .with_semaphore()
+            .with_election()
     }
 
     fn default_options(&self) -> AcquireOptions {

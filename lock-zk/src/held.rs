@@ -88,6 +88,24 @@ impl HeldLock for ZkHeld {
             Err(error) => Err(convert(error, "renew")),
         }
     }
+
+    /// Writes the label as our node's data (what Curator's `LeaderLatch` reads as the id).
+    async fn relabel(&self, label: &str) -> Result<bool> {
+        if self.session.is_ended() {
+            return Ok(false);
+        }
+        let limit = self.session.operation_timeout();
+        let write = self
+            .session
+            .client()
+            .set_data(&self.path, label.as_bytes(), None);
+        match within(limit, "proclaim", write).await? {
+            Ok(_) => Ok(true),
+            Err(zk::Error::NoNode) => Ok(false),
+            Err(_) if self.session.is_ended() => Ok(false),
+            Err(error) => Err(convert(error, "proclaim")),
+        }
+    }
 }
 
 /// Fires `lost` when the node at `path` is deleted or the session ends, unless released first.

@@ -4,6 +4,7 @@ mod acl;
 mod builder;
 mod claims;
 mod contract;
+mod election;
 mod errors;
 mod expiry;
 mod force;

@@ -57,6 +57,13 @@ impl ZkLock {
         self.steps.rw_parent(name)
     }
 
+    /// The path of `name`'s election: a Curator `LeaderLatch` on it is a candidate of the
+    /// same election. Its data counts the leaders (`<term> <epoch>`); distlock makes it a
+    /// persistent node, so the count outlives gaps with no candidate.
+    pub fn election_path(&self, name: &LockName) -> String {
+        self.steps.election_parent(name)
+    }
+
     /// The path of `name`'s semaphore: `<root>/<escaped name>/semaphore`, with its mutex under
     /// `locks/` and its lease nodes under `leases/`. Point Curator's `InterProcessSemaphoreV2`
     /// at this path to share the permits with Java services (with the same limit: Curator

@@ -6,7 +6,7 @@ use lock_core::Result;
 use zookeeper_client::{self as zk, Stat};
 
 use crate::errors::{convert, within};
-use crate::nodes::contenders;
+use crate::nodes::{LOCK_MARKER, contenders_of};
 use crate::session::Session;
 
 /// The holder's lock node, as one read saw it.
@@ -33,6 +33,16 @@ pub(crate) async fn read(
     parent: &str,
     operation: &'static str,
 ) -> Result<Queue> {
+    read_of(session, parent, &[LOCK_MARKER], operation).await
+}
+
+/// [`read`] for the queue of nodes marked with one of `markers`.
+pub(crate) async fn read_of(
+    session: &Session,
+    parent: &str,
+    markers: &[&'static str],
+    operation: &'static str,
+) -> Result<Queue> {
     let client = session.client();
     let limit = session.operation_timeout();
     let children = match within(limit, operation, client.list_children(parent)).await? {
@@ -40,7 +50,7 @@ pub(crate) async fn read(
         Err(zk::Error::NoNode) => return Ok(Queue::default()),
         Err(error) => return Err(convert(error, operation)),
     };
-    let contenders = contenders(children);
+    let contenders = contenders_of(children, markers);
     for (index, contender) in contenders.iter().enumerate() {
         let path = format!("{parent}/{}", contender.node);
         match within(limit, operation, client.get_data(&path)).await? {

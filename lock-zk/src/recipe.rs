@@ -1,6 +1,7 @@
 //! Which queue an acquisition joins and when its node holds: the mutex (Curator's
-//! `InterProcessMutex`) and the two sides of the read-write lock (Curator's
-//! `InterProcessReadWriteLock`), which share one parent and one sequence.
+//! `InterProcessMutex`), the two sides of the read-write lock (Curator's
+//! `InterProcessReadWriteLock`), which share one parent and one sequence, and the election
+//! (Curator's `LeaderLatch`).
 
 use crate::nodes::{Contender, LOCK_MARKER};
 
@@ -8,6 +9,14 @@ use crate::nodes::{Contender, LOCK_MARKER};
 pub(crate) const READ_MARKER: &str = "__READ__";
 /// What Curator's write lock puts before the sequence number.
 pub(crate) const WRITE_MARKER: &str = "__WRIT__";
+
+/// What Curator's leader latch puts before the sequence number.
+pub(crate) const LATCH_MARKER: &str = "latch-";
+
+/// The node child an election's latch nodes live under, below the name's lock parent. Its
+/// name sorts after `lock-`: Curator's mutex counts every child of its path in sorted order,
+/// so a child sorting first would block it.
+pub(crate) const ELECTION_CHILD: &str = "voting";
 
 /// The node child a read-write lock's nodes live under, below the name's lock parent, so
 /// they never mix with the mutex's nodes.
@@ -23,6 +32,7 @@ pub(crate) enum Recipe {
     Mutex,
     Read,
     Write,
+    Latch,
 }
 
 impl Recipe {
@@ -32,6 +42,7 @@ impl Recipe {
             Self::Mutex => LOCK_MARKER,
             Self::Read => READ_MARKER,
             Self::Write => WRITE_MARKER,
+            Self::Latch => LATCH_MARKER,
         }
     }
 
@@ -40,6 +51,7 @@ impl Recipe {
         match self {
             Self::Mutex => &[LOCK_MARKER],
             Self::Read | Self::Write => &[READ_MARKER, WRITE_MARKER],
+            Self::Latch => &[LATCH_MARKER],
         }
     }
 
@@ -49,7 +61,7 @@ impl Recipe {
     /// readers share, and a waiting writer holds back the readers that queue after it.
     pub(crate) fn blocker(self, contenders: &[Contender], index: usize) -> Option<usize> {
         match self {
-            Self::Mutex | Self::Write => index.checked_sub(1),
+            Self::Mutex | Self::Write | Self::Latch => index.checked_sub(1),
             Self::Read => contenders
                 .iter()
                 .take(index)

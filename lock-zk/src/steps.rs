@@ -16,7 +16,7 @@ use crate::label::node_data;
 use crate::names::node_name;
 use crate::node;
 use crate::nodes::{contenders_of, fencing_token, protected_prefix};
-use crate::recipe::{RW_CHILD, Recipe};
+use crate::recipe::{ELECTION_CHILD, RW_CHILD, Recipe};
 use crate::session::Session;
 use crate::sessions::Sessions;
 
@@ -79,6 +79,12 @@ impl ZkSteps {
         format!("{}/{RW_CHILD}", self.parent(name))
     }
 
+    /// The parent of `name`'s election nodes: a child of its lock parent. Curator's
+    /// `LeaderLatch` on this path takes part in the same election.
+    pub(crate) fn election_parent(&self, name: &LockName) -> String {
+        format!("{}/{ELECTION_CHILD}", self.parent(name))
+    }
+
     /// Starts an acquisition of `name` in `recipe`'s queue. No I/O.
     pub(crate) fn begin_as(
         &self,
@@ -89,6 +95,7 @@ impl ZkSteps {
         let parent = match recipe {
             Recipe::Mutex => self.parent(name),
             Recipe::Read | Recipe::Write => self.rw_parent(name),
+            Recipe::Latch => self.election_parent(name),
         };
         Self::begin_at(parent, options, recipe)
     }
@@ -176,6 +183,10 @@ impl ZkSteps {
             // Armed from here: the create may take effect even if its answer never comes.
             let data = node_data(&attempt.label);
             let (parent, marker) = (&attempt.parent, attempt.recipe.marker());
+            if attempt.recipe == Recipe::Latch {
+                // The election's term lives in its parent, which must outlive its candidates.
+                crate::election::make_parent(&node.session, parent).await?;
+            }
             let created = node::create(&node.session, parent, &node.prefix, marker, data).await?;
             node.path = Some(created);
         }
@@ -207,6 +218,9 @@ impl LockSteps for ZkSteps {
     async fn try_once(&self, attempt: &mut ZkAttempt) -> Result<Try> {
         Ok(match self.place(attempt).await? {
             Place::Holds(ours) => {
+                if attempt.recipe == Recipe::Latch {
+                    crate::election::register(&ours.session, &attempt.parent, ours.czxid).await;
+                }
                 let (held, lost) = ZkHeld::start(Arc::clone(&ours.session), ours.path);
                 let grant = Grant::new(fencing_token(ours.czxid), held, ours.sent)
                     .fixed_lease(ours.session.session_timeout())
