@@ -2,83 +2,21 @@
 //! InterProcessSemaphoreV2 on the same paths: each side waits for the other. Skipped only when Java or Curator is missing and
 //! `LOCK_TEST_REQUIRE` is unset.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdout, Command, Stdio};
+mod support;
 
-use lock_core::{DistributedLockExt, LockName, RwLockExt, SemaphoreExt};
-use lock_lab::curator::CuratorProgram;
+use lock_core::{DistributedLockExt, RwLockExt, SemaphoreExt};
 use lock_testkit::intervals::{HoldInterval, occupancy, wall_micros};
-use lock_testkit::servers::ZkServer;
-use lock_testkit::{require, scaled_ms};
+use lock_testkit::scaled_ms;
 use lock_zk::ZkLock;
 
-/// Curator's InterProcessMutex in a JVM, compiled from `java/CuratorLock.java`.
-struct Curator(CuratorProgram);
+use support::{hosts, next_line, release, start, unique};
 
-impl Curator {
-    /// Compiles the program; `None` (a loud skip) when Java or Curator is missing and
-    /// `LOCK_TEST_REQUIRE` is unset.
-    fn compile() -> Option<Self> {
-        let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("java/CuratorLock.java");
-        require(CuratorProgram::compile(&source)).map(Self)
-    }
-
-    /// `java CuratorLock ARGS...` with piped stdin and stdout.
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = self.0.command("256m");
-        command
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
-        command
-    }
-}
-
-fn unique(case: &str) -> LockName {
-    LockName::new(format!("curator/{case}/{:016x}", rand::random::<u64>())).expect("valid name")
-}
-
-/// A server, a connected service and the Curator program; `None` skips.
-async fn setup() -> Option<(ZkServer, ZkLock, Curator)> {
-    let server = require(ZkServer::start())?;
-    let curator = Curator::compile()?;
-    let lock = ZkLock::builder(&server.url())
-        .connect()
-        .await
-        .expect("connect");
-    Some((server, lock, curator))
-}
-
-/// The next line the Curator program prints, within `limit`.
-fn next_line(stdout: &mut Option<BufReader<ChildStdout>>, limit: std::time::Duration) -> String {
-    let mut reader = stdout.take().expect("stdout");
-    let (sender, receiver) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = reader.read_line(&mut line);
-        let _ = sender.send((line, reader));
-    });
-    let (line, reader) = receiver
-        .recv_timeout(limit)
-        .expect("Curator program went silent");
-    *stdout = Some(reader);
-    line.trim().to_owned()
-}
-
-fn start(curator: &Curator, args: &[&str]) -> (Child, Option<BufReader<ChildStdout>>) {
-    let mut child = curator.command(args).spawn().expect("start java");
-    let stdout = child.stdout.take().map(BufReader::new);
-    (child, stdout)
-}
-
-fn hosts(url: &str) -> String {
-    url.trim_start_matches("zk://").to_owned()
-}
+/// The Curator program of these cases.
+const PROGRAM: &str = "CuratorLock";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn curator_holder_makes_us_wait() {
-    let Some((server, lock, curator)) = setup().await else {
+    let Some((server, lock, curator)) = support::setup(PROGRAM).await else {
         return;
     };
     let url = server.url();
@@ -109,7 +47,7 @@ async fn curator_holder_makes_us_wait() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn our_holder_makes_curator_wait() {
-    let Some((server, lock, curator)) = setup().await else {
+    let Some((server, lock, curator)) = support::setup(PROGRAM).await else {
         return;
     };
     let url = server.url();
@@ -139,21 +77,12 @@ async fn our_holder_makes_curator_wait() {
     let _ = java.wait();
 }
 
-/// Tells a `hold` program to release, and waits until it has.
-fn release(java: &mut Child, stdout: &mut Option<BufReader<ChildStdout>>) {
-    let stdin = java.stdin.as_mut().expect("stdin");
-    stdin
-        .write_all(b"release\n")
-        .expect("tell Curator to release");
-    assert_eq!(next_line(stdout, scaled_ms(10_000)), "released");
-}
-
 /// Curator's InterProcessReadWriteLock and ours share one queue at `rw_lock_path`: a Curator
 /// writer keeps our readers and writers out; a Curator reader shares with ours, and our
 /// waiting writer holds back a Curator reader that comes after it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn curator_read_write_lock_shares_our_queue() {
-    let Some((server, lock, curator)) = setup().await else {
+    let Some((server, lock, curator)) = support::setup(PROGRAM).await else {
         return;
     };
     let hosts = hosts(&server.url());
@@ -210,7 +139,7 @@ async fn curator_read_write_lock_shares_our_queue() {
 /// Our write hold keeps Curator's readers out until we release it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn our_writer_makes_curator_readers_wait() {
-    let Some((server, lock, curator)) = setup().await else {
+    let Some((server, lock, curator)) = support::setup(PROGRAM).await else {
         return;
     };
     let hosts = hosts(&server.url());
@@ -246,7 +175,7 @@ async fn curator_semaphore_shares_our_permits() {
     const CONTENDERS: usize = 3;
     const ROUNDS: usize = 12;
     const HOLD_MS: u64 = 100;
-    let Some((server, lock, curator)) = setup().await else {
+    let Some((server, lock, curator)) = support::setup(PROGRAM).await else {
         return;
     };
     let name = unique("semaphore");
@@ -272,16 +201,7 @@ async fn curator_semaphore_shares_our_permits() {
     );
     // Ours start once Curator's first lease is held, so the two sides contend.
     let first = parse_hold(&next_line(&mut stdout, scaled_ms(30_000)));
-    let reader = std::thread::spawn(move || {
-        let mut reader = stdout.take().expect("stdout");
-        let mut lines = Vec::new();
-        let mut line = String::new();
-        while reader.read_line(&mut line).unwrap_or(0) > 0 {
-            lines.push(line.trim().to_owned());
-            line.clear();
-        }
-        lines
-    });
+    let reader = std::thread::spawn(move || stdout.rest());
     let mut ours = Vec::new();
     for _ in 0..CONTENDERS {
         let service = ZkLock::builder(&server.url())
