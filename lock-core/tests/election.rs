@@ -106,3 +106,37 @@ async fn an_election_and_the_locks_of_its_name_are_apart() {
     drop((mutex, write));
     leading.resign().await.expect("resign");
 }
+
+#[tokio::test]
+async fn campaigning_with_options_publishes_the_value_and_times_out_as_timeout() {
+    let service = MemoryLock::new();
+    let options = lock_core::AcquireOptions::builder()
+        .wait(SHORT)
+        .owner_label("replaced")
+        .build()
+        .expect("options");
+    let leading = service
+        .campaign_timeout_with("jobs", "a", &options)
+        .await
+        .expect("campaign");
+    let shown = service
+        .leader("jobs")
+        .await
+        .expect("leader")
+        .expect("a leader");
+    assert_eq!(
+        shown.value, "a",
+        "the value replaces the options' owner label"
+    );
+    let refused = service.campaign_timeout_with("jobs", "b", &options).await;
+    let error = refused.map(drop).expect_err("a second leader was elected");
+    assert_eq!(error.kind(), ErrorKind::Timeout, "{error}");
+    let bad = service.campaign_timeout_with("jobs", "", &options).await;
+    assert_eq!(
+        bad.map(drop).expect_err("an empty value").kind(),
+        ErrorKind::InvalidInput
+    );
+    let guard = leading.into_guard();
+    guard.release().await.expect("releasing the guard resigns");
+    assert_eq!(service.leader("jobs").await.expect("leader"), None);
+}

@@ -1,7 +1,7 @@
-//! The subcommands that show and free locks: `status`, `list` and `break`. Each connects,
+//! The subcommands that show and free locks: `status`, `list`, `leader` and `break`. Each connects,
 //! asks the service once, and prints the answer as text or, with `--json`, as JSON.
 
-use distlock::{DistributedLock, LockName};
+use distlock::{DistributedLock, ElectionExt, LockName};
 
 use crate::{exit, json, text};
 
@@ -30,6 +30,19 @@ pub(crate) enum Admin {
 
         /// Only names starting with this.
         prefix: Option<String>,
+    },
+
+    /// Show who leads an election
+    ///
+    /// Prints the leader's published value, its epoch (the fencing token it stamps its writes
+    /// with) and its term (how many leaders the election has had, where the store counts
+    /// them). Status 3 when nobody leads.
+    Leader {
+        #[command(flatten)]
+        service: Service,
+
+        /// The election's name.
+        name: LockName,
     },
 
     /// Free a stuck holder's lock, named by its fencing token
@@ -69,6 +82,7 @@ impl Admin {
         match self {
             Admin::Status { service, .. }
             | Admin::List { service, .. }
+            | Admin::Leader { service, .. }
             | Admin::Break { service, .. } => service,
         }
     }
@@ -111,6 +125,17 @@ async fn ask(lock: &dyn DistributedLock, admin: &Admin) -> distlock::Result<u8> 
                 print(&text::list(&names));
             }
             Ok(0)
+        }
+        Admin::Leader { name, .. } => {
+            let leader = lock.leader(name).await?;
+            if as_json {
+                print(&json::leader(name, leader.as_ref()));
+            } else if let Some(leader) = &leader {
+                print(&text::leader(name, leader));
+            } else {
+                eprintln!("lockrun: nobody leads {name}");
+            }
+            Ok(if leader.is_some() { 0 } else { exit::NO_LEADER })
         }
         Admin::Break {
             name,

@@ -61,7 +61,7 @@ pub(crate) struct Args {
     url: Option<String>,
 
     /// The lock's name; every process using the same name and service excludes the others.
-    #[arg(long, required = true)]
+    #[arg(long, required_unless_present = "elect")]
     name: Option<String>,
 
     /// How long to wait while the lock is held elsewhere (for example 30s, 5m; 0s: try once).
@@ -107,6 +107,22 @@ pub(crate) struct Args {
     #[arg(long, group = "shared")]
     pub(crate) write: bool,
 
+    /// Run only while leading the election NAME (instead of holding a lock): the command
+    /// starts once this lockrun is elected, sees LOCK_EPOCH, and is stopped when the
+    /// leadership is at risk. `lockrun leader NAME` shows who leads.
+    #[arg(long, value_name = "NAME", group = "shared", conflicts_with = "name")]
+    pub(crate) elect: Option<String>,
+
+    /// With --elect: the value this candidate publishes while it leads (an address or id
+    /// followers use; at most 128 printable bytes). Default: HOST:PID.
+    #[arg(
+        long,
+        value_name = "TEXT",
+        requires = "elect",
+        conflicts_with = "owner_label"
+    )]
+    pub(crate) value: Option<String>,
+
     /// Stay quiet while waiting (by default a progress line goes to stderr every 10 s).
     #[arg(long, short)]
     pub(crate) quiet: bool,
@@ -122,9 +138,12 @@ impl Args {
         self.url.as_deref().unwrap_or_default()
     }
 
-    /// The lock's name (clap requires it in the run mode).
+    /// The lock's or election's name (clap requires one in the run mode).
     pub(crate) fn name(&self) -> &str {
-        self.name.as_deref().unwrap_or_default()
+        self.elect
+            .as_deref()
+            .or(self.name.as_deref())
+            .unwrap_or_default()
     }
 
     /// What the command runs under: the lock (`None`), a semaphore permit, a read or write
@@ -141,6 +160,11 @@ impl Args {
     /// The acquisition options: the service's defaults (its URL's parameters), with the
     /// flags' lease, wait, max hold and owner label, checked.
     pub(crate) fn options(&self, defaults: AcquireOptions) -> distlock::Result<AcquireOptions> {
+        if self.value.is_some() && self.elect.is_none() {
+            return Err(distlock::Error::invalid_input(
+                "--value is what an elected candidate publishes: give --elect NAME too",
+            ));
+        }
         let mut options = defaults.to_builder();
         if let Some(lease) = self.lease {
             options = options.lease(lease);
@@ -151,7 +175,7 @@ impl Args {
         if let Some(max_hold) = self.max_hold {
             options = options.max_hold(max_hold);
         }
-        if let Some(label) = &self.owner_label {
+        if let Some(label) = self.owner_label.as_ref().or(self.value.as_ref()) {
             options = options.owner_label(label.as_str());
         }
         let options = options.build()?;

@@ -6,6 +6,8 @@ use distlock::{Error, ErrorKind};
 
 /// `break`: the fencing token given no longer holds the lock; nothing was changed.
 pub(crate) const NOT_RELEASED: u8 = 3;
+/// `leader`: nobody leads the election.
+pub(crate) const NO_LEADER: u8 = 3;
 /// Invalid arguments, URL, lock name or options.
 pub(crate) const USAGE: u8 = 64;
 /// The lock service could not be reached.

@@ -25,8 +25,14 @@ pub(crate) const AFTER_HELP: &str = "EXAMPLES:
     lockrun --url redis://cache:6379 --name snapshot --read -- ./query.sh
     lockrun --url redis://cache:6379 --name snapshot --write -- ./refresh.sh
 
+    # Run the scheduler on the elected replica only, publishing its address; followers
+    # (and scripts) ask who leads.
+    lockrun --url zk://zk1:2181 --elect scheduler --value 10.0.0.7:8080 -- ./scheduler
+    lockrun leader scheduler --json
+
 The command sees LOCK_NAME and LOCK_FENCING_TOKEN (a number larger than every earlier holder's):
-pass the token to storage that can reject writes from a stale holder.
+pass the token to storage that can reject writes from a stale holder. Under --elect it also
+sees LOCK_EPOCH, the same number: the leadership's epoch.
 
 The command runs in a process group of its own, watched by a supervisor process. When the hold
 is at risk (renewals failing with a third of the lease left), or lockrun dies or stops
@@ -37,12 +43,14 @@ for what this guarantees and what it cannot (a frozen machine).
 EXIT STATUS:
     the command's own status (128+N if it died of signal N); 0 when status, list or break
     did what was asked; or
-      3  break: that fencing token no longer holds the lock; nothing was changed
+      3  break: that fencing token no longer holds the lock; nothing was changed;
+         leader: nobody leads the election
      64  invalid arguments, URL, lock name or options
      69  the lock service could not be reached
      70  lockrun failed otherwise (also: the backend cannot do status, list, break,
-         --permits, --read or --write)
+         leader, --permits, --read, --write or --elect)
      75  the lock stayed held elsewhere for the whole --wait
-     76  the hold was at risk or lost while the command ran; the command was stopped
+     76  the hold (or leadership) was at risk or lost while the command ran; the command
+         was stopped
     126  the command could not be executed
     127  the command was not found";

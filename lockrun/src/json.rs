@@ -1,7 +1,7 @@
-//! What `status`, `list` and `break` print with `--json`: one JSON value, with field names
+//! What `status`, `list`, `leader` and `break` print with `--json`: one JSON value, with field names
 //! scripts can rely on.
 
-use distlock::{HolderInfo, LockName, LockStatus};
+use distlock::{HolderInfo, Leader, LockName, LockStatus};
 use serde_json::{Value, json};
 
 use crate::text::rfc3339;
@@ -34,6 +34,19 @@ fn holder(holder: &HolderInfo) -> Value {
 pub(crate) fn list(names: &[LockName]) -> String {
     let names: Vec<&str> = names.iter().map(LockName::as_str).collect();
     json!(names).to_string()
+}
+
+/// `{"name", "leader": {"value", "epoch", "term"}}`; `leader` is `null` while nobody leads,
+/// `term` `null` where the store does not count terms.
+pub(crate) fn leader(name: &LockName, leader: Option<&Leader>) -> String {
+    let leader = leader.map(|leader| {
+        json!({
+            "value": leader.value,
+            "epoch": leader.epoch,
+            "term": leader.term,
+        })
+    });
+    json!({ "name": name.as_str(), "leader": leader }).to_string()
 }
 
 /// `{"name", "fencing_token", "released"}`.

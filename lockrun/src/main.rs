@@ -5,10 +5,12 @@
 //! and exits with its status. The command runs in a process group of its own under a supervisor
 //! process, which stops the whole group (SIGTERM, then SIGKILL after `--grace`) when the hold
 //! is at risk, or when lockrun dies or freezes, before the lease can expire. SIGTERM, SIGINT and
-//! SIGHUP sent to lockrun are passed to the command's group.
+//! SIGHUP sent to lockrun are passed to the command's group. `--elect NAME` runs the command
+//! only while this lockrun leads the election NAME, with `LOCK_EPOCH` set.
 //!
-//! `lockrun status NAME`, `lockrun list [PREFIX]` and `lockrun break NAME TOKEN` show who holds
-//! a lock, list the held locks, and free a stuck holder's lock (`--json` for scripts).
+//! `lockrun status NAME`, `lockrun list [PREFIX]`, `lockrun leader NAME` and
+//! `lockrun break NAME TOKEN` show who holds a lock, list the held locks, show who leads an
+//! election, and free a stuck holder's lock (`--json` for scripts).
 
 mod admin;
 mod cli;

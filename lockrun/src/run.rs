@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use distlock::{AcquireOptions, DistributedLock, DistributedLockExt, LockGuard};
+use distlock::{
+    AcquireOptions, DistributedLock, DistributedLockExt, ElectionExt, Leadership, LockGuard,
+};
 
 use crate::cli::Args;
 use crate::control::{Report, to_monotonic_ns};
@@ -54,17 +56,23 @@ pub(crate) async fn run(args: Args) -> u8 {
         );
         return exit::USAGE;
     }
-    let token = guard.fencing_token();
+    let token = guard.fencing_token().to_string();
+    let mut env = vec![
+        ("LOCK_NAME", args.name().to_owned()),
+        ("LOCK_FENCING_TOKEN", token.clone()),
+    ];
+    if args.elect.is_some() {
+        env.push(("LOCK_EPOCH", token));
+    }
     let stop_at = to_monotonic_ns(stop_deadline(&guard, grace));
-    let mut command =
-        match Supervised::start(&args.command, args.name(), token, grace, stop_at).await {
-            Ok(command) => command,
-            Err(error) => {
-                eprintln!("lockrun: cannot start the command: {error}");
-                let _ = guard.release().await;
-                return exit::SOFTWARE;
-            }
-        };
+    let mut command = match Supervised::start(&args.command, &env, grace, stop_at).await {
+        Ok(command) => command,
+        Err(error) => {
+            eprintln!("lockrun: cannot start the command: {error}");
+            let _ = guard.release().await;
+            return exit::SOFTWARE;
+        }
+    };
     let status = watch(&mut command, &guard, &mut signals, args.name(), grace).await;
     command.finish().await;
     match status {
@@ -114,6 +122,13 @@ async fn acquire_with_progress(
     options: &AcquireOptions,
 ) -> distlock::Result<LockGuard> {
     let acquire = async {
+        if args.elect.is_some() {
+            let value = &options.owner_label;
+            let leading = lock
+                .campaign_timeout_with(args.name(), value, options)
+                .await;
+            return leading.map(Leadership::into_guard);
+        }
         match args.claim() {
             None => lock.acquire_timeout_with(args.name(), options).await,
             Some(claim) => {
@@ -140,7 +155,7 @@ async fn finish(guard: LockGuard, status: u8) -> u8 {
     match guard.release().await {
         Ok(()) => status,
         Err(error) if error.kind() == distlock::ErrorKind::NotHeld => {
-            eprintln!("lockrun: the lock was lost before the command finished: {error}");
+            eprintln!("lockrun: the hold was lost before the command finished: {error}");
             exit::LOST
         }
         Err(error) => {

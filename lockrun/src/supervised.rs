@@ -26,13 +26,12 @@ pub(crate) struct Supervised {
 }
 
 impl Supervised {
-    /// Starts the supervisor for `command` with `LOCK_NAME` and `LOCK_FENCING_TOKEN` set, and
-    /// waits until the command runs. The supervisor stops the command group at monotonic
+    /// Starts the supervisor for `command` with `env` set (`LOCK_NAME`, `LOCK_FENCING_TOKEN`,
+    /// ...), and waits until the command runs. The supervisor stops the command group at monotonic
     /// instant `stop_at_ns` unless told a later one.
     pub(crate) async fn start(
         command: &[OsString],
-        name: &str,
-        fencing_token: u64,
+        env: &[(&str, String)],
         grace: Duration,
         stop_at_ns: u64,
     ) -> std::io::Result<Self> {
@@ -47,8 +46,7 @@ impl Supervised {
             .arg(stop_at_ns.to_string())
             .arg("--")
             .args(command)
-            .env("LOCK_NAME", name)
-            .env("LOCK_FENCING_TOKEN", fencing_token.to_string())
+            .envs(env.iter().map(|(key, value)| (key, value)))
             .kill_on_drop(true)
             .spawn()?;
         let started = async {

@@ -2,7 +2,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use distlock::{LockName, LockStatus};
+use distlock::{Leader, LockName, LockStatus};
 
 /// The first second humantime cannot format (year 10000).
 const YEAR_10000: u64 = 253_402_300_800;
@@ -75,6 +75,15 @@ pub(crate) fn none_held(prefix: &str) -> String {
     } else {
         format!("no held lock's name starts with {prefix:?}")
     }
+}
+
+/// Who leads: `NAME: led by VALUE (epoch E, term T)`.
+pub(crate) fn leader(name: &LockName, leader: &Leader) -> String {
+    let term = leader.term.map_or_else(unknown, |term| term.to_string());
+    format!(
+        "{name}: led by {} (epoch {}, term {term})",
+        leader.value, leader.epoch
+    )
 }
 
 /// What `break` did when the token held the lock.

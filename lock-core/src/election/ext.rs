@@ -93,6 +93,27 @@ pub trait ElectionExt: DistributedLock {
         campaign_or_timeout(self, name, value, options).await
     }
 
+    /// Campaigns for `name` with `options` (lease, wait, `max_hold`, ...; their owner label
+    /// is replaced by `value`), turning a wait that ends without leading into `Timeout`.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`campaign`](ElectionExt::campaign).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for an invalid name, value or options (before any I/O); `Timeout` if
+    /// another candidate still leads when `options.wait` ends; otherwise as
+    /// [`campaign`](ElectionExt::campaign).
+    async fn campaign_timeout_with<N: IntoLockName + Send>(
+        &self,
+        name: N,
+        value: &str,
+        options: &AcquireOptions,
+    ) -> Result<Leadership> {
+        campaign_or_timeout(self, name, value, options.clone()).await
+    }
+
     /// The leader of `name` now, as the store shows it; `None` while nobody leads.
     ///
     /// # Cancel safety

@@ -95,6 +95,12 @@ impl Leadership {
     pub async fn resign(self) -> Result<()> {
         self.guard.release().await
     }
+
+    /// The hold underneath, for code that treats a leadership like any other hold (releasing
+    /// the guard resigns).
+    pub fn into_guard(self) -> LockGuard {
+        self.guard
+    }
 }
 
 impl fmt::Debug for Leadership {
