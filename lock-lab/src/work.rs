@@ -1,6 +1,7 @@
 //! `lock-holder work`: one holder process of a chaos trial.
 //!
-//! It acquires a lock (or a semaphore permit, or a read or write hold), then writes to a fenced resource (a [`FenceServer`](crate::fence::FenceServer))
+//! It acquires a lock (or a semaphore permit, a read or write hold, or leadership of an
+//! election: [`Holding`]), then writes to a fenced resource (a [`FenceServer`](crate::fence::FenceServer))
 //! every [`WRITE_EVERY`] until its hold time is up, `release` arrives on stdin (or stdin closes:
 //! its parent is gone), or its lost
 //! signal fires. It writes *before* looking at the lost signal, as a holder resuming from a
@@ -42,24 +43,37 @@ pub struct WorkPlan {
     pub fence: SocketAddr,
     /// This writer's id at the resource.
     pub client: usize,
-    /// What to hold: the lock (`None`), or a permit or read-write hold of the name.
-    pub claim: Option<Claim>,
+    /// What to hold.
+    pub holding: Holding,
 }
 
-/// A claim as `lock-holder work` takes it: `permits:N`, `read` or `write`.
+/// What a `work` process holds: the lock of the name, a permit or read-write hold of it, or
+/// leadership of its election (the epoch is the fencing token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holding {
+    /// The name's lock.
+    Lock,
+    /// A permit or a read or write hold.
+    Claim(Claim),
+    /// Leadership of the name's election.
+    Leadership,
+}
+
+/// What to hold as `lock-holder work` takes it: `permits:N`, `read`, `write` or `elect`.
 ///
 /// # Errors
 ///
 /// A message when `spec` is none of those.
-pub fn parse_claim(spec: &str) -> Result<Claim, String> {
+pub fn parse_holding(spec: &str) -> Result<Holding, String> {
     match spec {
-        "read" => Ok(Claim::Read),
-        "write" => Ok(Claim::Write),
+        "read" => Ok(Holding::Claim(Claim::Read)),
+        "write" => Ok(Holding::Claim(Claim::Write)),
+        "elect" => Ok(Holding::Leadership),
         _ => spec
             .strip_prefix("permits:")
             .and_then(|n| n.parse().ok())
-            .map(Claim::permit)
-            .ok_or_else(|| format!("not a claim (permits:N, read, write): {spec:?}")),
+            .map(|n| Holding::Claim(Claim::permit(n)))
+            .ok_or_else(|| format!("not a holding (permits:N, read, write, elect): {spec:?}")),
     }
 }
 
@@ -83,9 +97,10 @@ pub async fn run(plan: &WorkPlan) -> Result<i32, Failure> {
         .build()?;
     let mut fence = FenceClient::connect(plan.fence).await?;
     let acquired = match connect(&plan.url).await {
-        Ok(lock) => match plan.claim {
-            Some(claim) => lock.acquire_claim_with(&name, claim, &options).await,
-            None => lock.acquire_with(&name, &options).await,
+        Ok(lock) => match plan.holding {
+            Holding::Lock => lock.acquire_with(&name, &options).await,
+            Holding::Claim(claim) => lock.acquire_claim_with(&name, claim, &options).await,
+            Holding::Leadership => lock.campaign_with(&name, &options).await,
         },
         Err(error) => Err(error),
     };

@@ -80,6 +80,11 @@ async fn paused_reader_is_fenced_when_the_writer_gets_in() {
     paused_holder_is_fenced_and_learns_on_resume(Scenario::PausedReader).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn paused_leader_is_fenced_by_its_epoch_and_learns_on_resume() {
+    paused_holder_is_fenced_and_learns_on_resume(Scenario::PausedLeader).await;
+}
+
 /// A paused holder's hold ends under it (lease or session), B is granted while A still
 /// believes it holds, A's writes are rejected by the fence, and A hears of the loss on resume.
 async fn paused_holder_is_fenced_and_learns_on_resume(scenario: Scenario) {
@@ -128,6 +133,11 @@ async fn killed_permit_holder_frees_its_permit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn killed_reader_lets_the_writer_in() {
     killed_holder_frees_its_hold(Scenario::KilledReader).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn killed_leader_lets_a_candidate_lead() {
+    killed_holder_frees_its_hold(Scenario::KilledLeader).await;
 }
 
 /// A killed holder's hold ends by lease or session expiry; B gets in, with no overlap and

@@ -7,7 +7,7 @@
 //!   holds the lock too: an overlap) and removes it before releasing. Prints
 //!   `tokens <t1> <t2> ...` and then `overlaps <n>`.
 //! - `lock-holder work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT [CLAIM]`: one holder
-//!   of a chaos trial (of the lock, or with CLAIM `permits:N`, `read` or `write`), writing to a fenced resource and printing its hold events (see
+//!   of a chaos trial (of the lock, or with CLAIM `permits:N`, `read`, `write` or `elect`), writing to a fenced resource and printing its hold events (see
 //!   `lock_lab::work`).
 //! - `lock-holder fence-write FENCE_ADDR CLIENT [FOR_MS]`: no lock of its own; writes to the
 //!   fenced resource every 20 ms with the token in `LOCK_FENCING_TOKEN` (a command run by
@@ -32,9 +32,9 @@ async fn main() -> Result<(), Failure> {
         ["hold", url, name, lease] => hold(url, name, Some(Duration::from_millis(lease.parse()?))).await,
         ["contend", url, name, rounds, marker] => contend(url, name, rounds.parse()?, marker).await,
         ["work", url, name, lease, wait, hold, fence, client, claim @ ..] if claim.len() <= 1 => {
-            let claim = match claim.first() {
-                Some(spec) => Some(lock_lab::work::parse_claim(spec)?),
-                None => None,
+            let holding = match claim.first() {
+                Some(spec) => lock_lab::work::parse_holding(spec)?,
+                None => lock_lab::work::Holding::Lock,
             };
             let plan = lock_lab::work::WorkPlan {
                 url: (*url).to_owned(),
@@ -44,7 +44,7 @@ async fn main() -> Result<(), Failure> {
                 hold: Duration::from_millis(hold.parse()?),
                 fence: fence.parse()?,
                 client: client.parse()?,
-                claim,
+                holding,
             };
             let status = lock_lab::work::run(&plan).await?;
             std::process::exit(status)

@@ -105,6 +105,11 @@ pub enum Scenario {
     PausedReader,
     /// As [`KilledHolder`](Self::KilledHolder), with A a reader and B a writer.
     KilledReader,
+    /// As [`PausedHolder`](Self::PausedHolder), with A leading the name's election and B a
+    /// candidate; writes carry the epoch.
+    PausedLeader,
+    /// As [`KilledHolder`](Self::KilledHolder), with A leading and B a candidate.
+    KilledLeader,
 }
 
 impl Scenario {
@@ -129,6 +134,8 @@ impl Scenario {
             Self::KilledPermitHolder => "permit holder killed",
             Self::PausedReader => "reader paused past lease, writer next",
             Self::KilledReader => "reader killed, writer next",
+            Self::PausedLeader => "leader paused past lease",
+            Self::KilledLeader => "leader killed",
         }
     }
 
@@ -136,8 +143,12 @@ impl Scenario {
     /// read-write lock strike as the mutex's do.
     pub fn fault(self) -> Scenario {
         match self {
-            Self::PausedPermitHolder | Self::PausedReader => Self::PausedHolder,
-            Self::KilledPermitHolder | Self::KilledReader => Self::KilledHolder,
+            Self::PausedPermitHolder | Self::PausedReader | Self::PausedLeader => {
+                Self::PausedHolder
+            }
+            Self::KilledPermitHolder | Self::KilledReader | Self::KilledLeader => {
+                Self::KilledHolder
+            }
             other => other,
         }
     }
@@ -149,6 +160,7 @@ impl Scenario {
                 (Some("permits:1"), Some("permits:1"))
             }
             Self::PausedReader | Self::KilledReader => (Some("read"), Some("write")),
+            Self::PausedLeader | Self::KilledLeader => (Some("elect"), Some("elect")),
             _ => (None, None),
         }
     }
@@ -177,16 +189,18 @@ impl Scenario {
             Self::ServerClockStep => &[Postgres, Mysql, Zookeeper],
             Self::ReplicaLagging => &[RedisWait],
             Self::LockrunKilled | Self::LockrunFrozen => &[Sqlite, Postgres, Redis, Zookeeper],
-            // A Redlock offers no semaphores or read-write locks.
+            // A Redlock offers no semaphores, read-write locks or elections.
             Self::PausedPermitHolder
             | Self::KilledPermitHolder
             | Self::PausedReader
-            | Self::KilledReader => &[Sqlite, Postgres, Mysql, Redis, RedisWait, Zookeeper],
+            | Self::KilledReader
+            | Self::PausedLeader
+            | Self::KilledLeader => &[Sqlite, Postgres, Mysql, Redis, RedisWait, Zookeeper],
         }
     }
 
     /// Every scenario, in table order.
-    pub const ALL: [Scenario; 18] = [
+    pub const ALL: [Scenario; 20] = [
         Self::PausedHolder,
         Self::KilledHolder,
         Self::LinkBlackholed,
@@ -205,6 +219,8 @@ impl Scenario {
         Self::KilledPermitHolder,
         Self::PausedReader,
         Self::KilledReader,
+        Self::PausedLeader,
+        Self::KilledLeader,
     ];
 }
 

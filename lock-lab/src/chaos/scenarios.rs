@@ -164,7 +164,9 @@ pub(crate) async fn strike(
         Scenario::PausedPermitHolder
         | Scenario::KilledPermitHolder
         | Scenario::PausedReader
-        | Scenario::KilledReader => return Err("no fault of its own".into()),
+        | Scenario::KilledReader
+        | Scenario::PausedLeader
+        | Scenario::KilledLeader => return Err("no fault of its own".into()),
         Scenario::ServerPaused => {
             servers(lab, backend)?
                 .iter()
