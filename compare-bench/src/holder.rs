@@ -1,5 +1,5 @@
-//! `lock-holder hold` processes for the crash scenario: a lock holder in its own process,
-//! killed with SIGKILL.
+//! `lock-holder hold` and `lock-holder lead` processes for the crash and election scenarios:
+//! a lock holder or an election leader in its own process, killed with SIGKILL.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -40,8 +40,35 @@ impl HolderProcess {
         lease: Option<Duration>,
         wait: Duration,
     ) -> BenchResult<Self> {
+        Self::start(["hold", url, name], lease, wait, "acquired ")
+    }
+
+    /// Starts `lock-holder lead URL NAME [LEASE_MS]` and waits up to `wait` until it leads the
+    /// election `name`.
+    ///
+    /// # Errors
+    ///
+    /// The process did not start or did not report leading in time.
+    pub fn lead(
+        url: &str,
+        name: &str,
+        lease: Option<Duration>,
+        wait: Duration,
+    ) -> BenchResult<Self> {
+        Self::start(["lead", url, name], lease, wait, "leading ")
+    }
+
+    /// Starts `lock-holder MODE URL NAME [LEASE_MS]` and waits up to `wait` for a first line
+    /// starting with `expected`.
+    fn start(
+        args: [&str; 3],
+        lease: Option<Duration>,
+        wait: Duration,
+        expected: &str,
+    ) -> BenchResult<Self> {
+        let name = args[2];
         let mut command = Command::new(holder_binary()?);
-        command.args(["hold", url, name]);
+        command.args(args);
         if let Some(lease) = lease {
             command.arg(lease.as_millis().to_string());
         }
@@ -55,10 +82,10 @@ impl HolderProcess {
         });
         let mut holder = Self { child };
         match receiver.recv_timeout(wait) {
-            Ok(line) if line.starts_with("acquired ") => Ok(holder),
+            Ok(line) if line.starts_with(expected) => Ok(holder),
             other => {
                 holder.kill();
-                Err(format!("lock-holder did not acquire {name:?}: {other:?}").into())
+                Err(format!("lock-holder did not get {name:?}: {other:?}").into())
             }
         }
     }

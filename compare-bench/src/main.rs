@@ -40,7 +40,7 @@ fn options() -> BenchResult<Options> {
                 let list = args.next().ok_or("--only needs a list")?;
                 options.only = Some(list.split(',').map(str::to_owned).collect());
             }
-            other => return Err(format!("unknown argument {other:?}; usage: compare-bench [--quick] [--out DIR] [--only latency,contention,waiting,herd,crash,failover,many] [--report-from results.jsonl]").into()),
+            other => return Err(format!("unknown argument {other:?}; usage: compare-bench [--quick] [--out DIR] [--only latency,contention,waiting,herd,crash,failover,many,shared,election] [--report-from results.jsonl]").into()),
         }
     }
     Ok(options)
@@ -91,7 +91,7 @@ async fn main() -> BenchResult<()> {
     ) -> std::pin::Pin<
         Box<dyn std::future::Future<Output = BenchResult<()>> + 'a>,
     >;
-    let all: [(&str, Scenario); 8] = [
+    let all: [(&str, Scenario); 9] = [
         (scenarios::latency::ID, |c| {
             Box::pin(scenarios::latency::run(c))
         }),
@@ -109,6 +109,9 @@ async fn main() -> BenchResult<()> {
         (scenarios::many::ID, |c| Box::pin(scenarios::many::run(c))),
         (scenarios::shared::ID, |c| {
             Box::pin(scenarios::shared::run(c))
+        }),
+        (scenarios::election::ID, |c| {
+            Box::pin(scenarios::election::run(c))
         }),
     ];
     for (id, scenario) in all {

@@ -1,6 +1,7 @@
-//! Apache Curator's recipes, run in a JVM from `java/CuratorBench.java` (InterProcessMutex) and
-//! `java/CuratorShared.java` (InterProcessSemaphoreV2, InterProcessReadWriteLock), compiled with
-//! `javac` at run time against Debian's jars in `/usr/share/java`.
+//! Apache Curator's recipes, run in a JVM from `java/CuratorBench.java` (InterProcessMutex),
+//! `java/CuratorShared.java` (InterProcessSemaphoreV2, InterProcessReadWriteLock) and
+//! `java/CuratorElection.java` (LeaderLatch), compiled with `javac` at run time against
+//! Debian's jars in `/usr/share/java`.
 
 use std::path::Path;
 use std::time::Duration;
@@ -81,6 +82,13 @@ impl Curator {
     }
 
     /// The program's standard output with `args`.
+    /// `java <program> ARGS...`, to be spawned.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut command = self.0.command("256m");
+        command.args(args);
+        command
+    }
+
     fn output(&self, args: &[&str]) -> BenchResult<String> {
         let output = self.0.command("512m").args(args).output()?;
         if !output.status.success() {

@@ -1,6 +1,7 @@
 //! The report: `results.jsonl`, SVG charts and `report.md`, all from the records of one run.
 
 mod coordination;
+mod election;
 mod goals;
 mod sections;
 mod shared;

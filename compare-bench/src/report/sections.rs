@@ -14,7 +14,7 @@ use super::{ms, num, of, table};
 type Section = fn(&Path, &[Record]) -> BenchResult<String>;
 
 /// The scenario sections, in report order, with their scenario ids and titles.
-pub(super) const ALL: [(&str, &str, Section); 8] = [
+pub(super) const ALL: [(&str, &str, Section); 9] = [
     ("latency", "1. Latency (uncontended)", latency),
     ("contention", "2. Contention sweep", contention),
     ("waiting", "3. Cost of waiting", coordination::waiting),
@@ -27,6 +27,7 @@ pub(super) const ALL: [(&str, &str, Section); 8] = [
         "8. Semaphores and read-write locks",
         super::shared::shared,
     ),
+    ("election", "9. Leader failover", super::election::election),
 ];
 
 pub(super) fn ours() -> String {

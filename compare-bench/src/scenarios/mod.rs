@@ -3,6 +3,7 @@
 
 pub mod contention;
 pub mod crash;
+pub mod election;
 pub mod failover;
 pub mod herd;
 pub mod latency;
@@ -210,6 +211,8 @@ pub fn parameters(quick: bool) -> serde_json::Value {
         "herd_waiters": pick(serde_json::json!([8, 32]), serde_json::json!([8, 32, 128])),
         "herd_seconds": pick(1.0.into(), 3.0.into()),
         "crash_trials": pick(1.into(), 3.into()),
+        "election_trials": pick(2.into(), 5.into()),
+        "election_lease_ms": 2000,
         "failover_trials_redis": pick(1.into(), 5.into()),
         "failover_trials_zookeeper": pick(1.into(), 3.into()),
         "many_counts": pick(serde_json::json!([1, 100, 1000]), serde_json::json!([1, 100, 10000])),

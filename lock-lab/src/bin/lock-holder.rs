@@ -2,6 +2,8 @@
 //!
 //! - `lock-holder hold URL NAME [LEASE_MS]`: acquires, prints `acquired <fencing token>`, and
 //!   holds until killed (crash tests kill it with SIGKILL).
+//! - `lock-holder lead URL NAME [LEASE_MS]`: campaigns, prints `leading <epoch>` once it leads
+//!   the election NAME (publishing `leader`), and leads until killed.
 //! - `lock-holder contend URL NAME ROUNDS MARKER`: acquires and releases `ROUNDS` times; inside
 //!   each hold it creates the file `MARKER` exclusively (an existing file means another process
 //!   holds the lock too: an overlap) and removes it before releasing. Prints
@@ -20,7 +22,7 @@
 
 use std::time::Duration;
 
-use distlock::{AcquireOptions, DistributedLock, DistributedLockExt};
+use distlock::{AcquireOptions, DistributedLock, DistributedLockExt, ElectionExt};
 
 type Failure = Box<dyn std::error::Error>;
 
@@ -30,6 +32,8 @@ async fn main() -> Result<(), Failure> {
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["hold", url, name] => hold(url, name, None).await,
         ["hold", url, name, lease] => hold(url, name, Some(Duration::from_millis(lease.parse()?))).await,
+        ["lead", url, name] => lead(url, name, None).await,
+        ["lead", url, name, lease] => lead(url, name, Some(Duration::from_millis(lease.parse()?))).await,
         ["contend", url, name, rounds, marker] => contend(url, name, rounds.parse()?, marker).await,
         ["work", url, name, lease, wait, hold, fence, client, claim @ ..] if claim.len() <= 1 => {
             let holding = match claim.first() {
@@ -63,20 +67,34 @@ async fn main() -> Result<(), Failure> {
             Ok(lock_lab::claimants::run(plan).await?)
         }
         ["lease", url, name, millis] => lease(url, name, Duration::from_millis(millis.parse()?)).await,
-        _ => Err("usage: lock-holder hold URL NAME [LEASE_MS] | contend URL NAME ROUNDS MARKER | work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT [CLAIM] | fence-write FENCE_ADDR CLIENT [FOR_MS] | claims URL NAME MIX TASKS ROUNDS HOLD_MS | lease URL NAME LEASE_MS".into()),
+        _ => Err("usage: lock-holder hold URL NAME [LEASE_MS] | lead URL NAME [LEASE_MS] | contend URL NAME ROUNDS MARKER | work URL NAME LEASE_MS WAIT_MS HOLD_MS FENCE_ADDR CLIENT [CLAIM] | fence-write FENCE_ADDR CLIENT [FOR_MS] | claims URL NAME MIX TASKS ROUNDS HOLD_MS | lease URL NAME LEASE_MS".into()),
     }
 }
 
 async fn hold(url: &str, name: &str, lease: Option<Duration>) -> Result<(), Failure> {
+    let lock = distlock::connect(url).await?;
+    let guard = lock.acquire_timeout_with(name, &with_lease(lease)?).await?;
+    println!("acquired {}", guard.fencing_token());
+    guard.lost().cancelled().await;
+    Err("lost the lock".into())
+}
+
+async fn lead(url: &str, name: &str, lease: Option<Duration>) -> Result<(), Failure> {
+    let lock = distlock::connect(url).await?;
+    let options = with_lease(lease)?;
+    let leading = lock.campaign_timeout_with(name, "leader", &options).await?;
+    println!("leading {}", leading.epoch());
+    leading.lost().cancelled().await;
+    Err("lost the leadership".into())
+}
+
+/// Default options, with `lease` when given.
+fn with_lease(lease: Option<Duration>) -> Result<AcquireOptions, Failure> {
     let mut options = AcquireOptions::builder();
     if let Some(lease) = lease {
         options = options.lease(lease);
     }
-    let lock = distlock::connect(url).await?;
-    let guard = lock.acquire_timeout_with(name, &options.build()?).await?;
-    println!("acquired {}", guard.fencing_token());
-    guard.lost().cancelled().await;
-    Err("lost the lock".into())
+    Ok(options.build()?)
 }
 
 async fn contend(url: &str, name: &str, rounds: usize, marker: &str) -> Result<(), Failure> {
