@@ -142,3 +142,27 @@ fn cache_rebuild_never_shows_a_half_built_cache_on_redis() {
     );
     assert!(out.contains("no reader saw a half-built cache"), "{out}");
 }
+
+#[test]
+fn elected_replicas_hand_the_job_over_on_redis() {
+    let Some(server) = require(RedisServer::start()) else {
+        return;
+    };
+    let out = run_ok(
+        "elected_replicas",
+        example("elected_replicas").env("DISTLOCK_URL", server.url()),
+    );
+    assert!(
+        out.contains("by 2 leaders, epochs rising: true, refused: 0"),
+        "{out}"
+    );
+}
+
+#[test]
+fn elected_replicas_hand_the_job_over_on_sqlite() {
+    let out = run_ok("elected_replicas", &mut example("elected_replicas"));
+    assert!(
+        out.contains("by 2 leaders, epochs rising: true, refused: 0"),
+        "{out}"
+    );
+}
