@@ -119,18 +119,18 @@ async fn measure(
         let candidate = distlock::connect(url).await?;
         let observer = distlock::connect(url).await?;
         let observing = tokio::spawn(seen_leading(observer, name.clone(), "follower"));
+        // The new leader leads on until the observer has seen it, then resigns.
         let campaigning = tokio::spawn(async move {
             let leading = candidate.campaign(name.as_str(), "follower").await?;
-            let at = Instant::now();
-            leading.resign().await?;
-            Ok::<_, lock_core::Error>(at)
+            Ok::<_, lock_core::Error>((Instant::now(), leading))
         });
         // The candidate queues behind the live leader, the observer sees the leader first.
         tokio::time::sleep(Duration::from_millis(500)).await;
         let killed = Instant::now();
         leader.kill();
-        let led_at = tokio::time::timeout(LIMIT, campaigning).await???;
+        let (led_at, leading) = tokio::time::timeout(LIMIT, campaigning).await???;
         let seen_at = tokio::time::timeout(LIMIT, observing).await???;
+        leading.resign().await?;
         led.push(led_at.saturating_duration_since(killed));
         seen.push(seen_at.saturating_duration_since(killed));
     }
