@@ -4,12 +4,11 @@
 use std::time::{Duration, Instant};
 
 use lock_core::DistributedLockExt;
-use lock_testkit::servers::ZkServer;
 
 use crate::BenchResult;
 use crate::holder::HolderProcess;
 use crate::record::Record;
-use crate::scenarios::{Ctx, fresh_name};
+use crate::scenarios::{Ctx, fresh_name, short_tick_zookeeper};
 use crate::stats::Spread;
 
 /// The scenario id.
@@ -36,14 +35,7 @@ struct Setting {
 /// None of its own: a setting that fails is noted as skipped.
 pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     let trials = ctx.pick(1, 3);
-    // A short tick lets sessions be as short as 400 ms (ZooKeeper clamps them to 2..20 ticks).
-    let zk = match lock_testkit::servers::external_url("ZOOKEEPER") {
-        Some(_) => None,
-        None => Some(ZkServer::start_with_tick(Duration::from_millis(200))?),
-    };
-    let zk_url = zk
-        .as_ref()
-        .map_or_else(|| ctx.servers.zookeeper.clone(), ZkServer::url);
+    let (zk, zk_url) = short_tick_zookeeper(ctx)?;
     let mut settings = Vec::new();
     for ms in [1000u64, 4000] {
         settings.push(Setting {

@@ -9,14 +9,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lock_core::{DistributedLock, ElectionExt};
-use lock_testkit::servers::ZkServer;
 
 use crate::BenchResult;
 use crate::holder::HolderProcess;
 use crate::peers::curator::Curator;
 use crate::record::Record;
 use crate::scenarios::latency::curator_recipe;
-use crate::scenarios::{Ctx, fresh_name};
+use crate::scenarios::{Ctx, fresh_name, short_tick_zookeeper};
 use crate::stats::Spread;
 
 /// The scenario id.
@@ -41,14 +40,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 /// None of its own: a setting that fails is noted as skipped.
 pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     let trials = ctx.pick(2, 5);
-    // A short tick lets sessions be as short as 400 ms (ZooKeeper clamps them to 2..20 ticks).
-    let zk = match lock_testkit::servers::external_url("ZOOKEEPER") {
-        Some(_) => None,
-        None => Some(ZkServer::start_with_tick(Duration::from_millis(200))?),
-    };
-    let zk_url = zk
-        .as_ref()
-        .map_or_else(|| ctx.servers.zookeeper.clone(), ZkServer::url);
+    let (zk, zk_url) = short_tick_zookeeper(ctx)?;
     let ms = LEASE.as_millis();
     let mut settings = vec![(
         "zookeeper",

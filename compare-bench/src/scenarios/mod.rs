@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use lock_core::LockName;
+use lock_testkit::servers::ZkServer;
 
 use crate::BenchResult;
 use crate::contend::{Contender, DistlockContender};
@@ -114,6 +115,24 @@ pub fn all_kinds() -> Vec<Kind> {
         Kind::PgAdvisory,
     ]);
     kinds
+}
+
+/// A ZooKeeper with a 200 ms tick, so sessions can be as short as 400 ms (ZooKeeper clamps them
+/// to 2..20 ticks), and its URL; an external ZooKeeper (`LOCK_TEST_ZOOKEEPER_URL`) is used as
+/// it is. Keep the server (if any) for as long as the URL is used.
+///
+/// # Errors
+///
+/// The server did not start.
+pub fn short_tick_zookeeper(ctx: &Ctx) -> BenchResult<(Option<ZkServer>, String)> {
+    let zk = match lock_testkit::servers::external_url("ZOOKEEPER") {
+        Some(_) => None,
+        None => Some(ZkServer::start_with_tick(Duration::from_millis(200))?),
+    };
+    let url = zk
+        .as_ref()
+        .map_or_else(|| ctx.servers.zookeeper.clone(), ZkServer::url);
+    Ok((zk, url))
 }
 
 /// A fresh lock name for one run.
