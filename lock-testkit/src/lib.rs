@@ -5,6 +5,7 @@ pub mod conformance;
 pub mod faults;
 pub mod intervals;
 pub mod servers;
+pub mod tls;
 
 mod blackhole;
 mod occupancy;

@@ -8,6 +8,7 @@ use super::dirs::server_dir;
 use super::ports::PortReservation;
 use super::process::{Launch, ServerProcess, accepts, find_binary, run_as};
 use crate::ServerError;
+use crate::tls::{self, ServerTls};
 
 /// The database the tests use; created at start-up.
 const DATABASE: &str = "distlock";
@@ -18,6 +19,8 @@ pub struct MariaDbServer {
     process: ServerProcess,
     port: u16,
     client: PathBuf,
+    /// Whether the admin client must speak TLS (the server refuses plaintext TCP).
+    tls: bool,
     _reservation: PortReservation,
     _dir: tempfile::TempDir,
 }
@@ -39,6 +42,21 @@ impl MariaDbServer {
     ///
     /// As [`start`](Self::start).
     pub fn start_with_env(env: &[(String, String)]) -> Result<Self, ServerError> {
+        Self::launch(env, None)
+    }
+
+    /// Starts one that speaks TLS only (`require_secure_transport`). MariaDB asks for client
+    /// certificates per account (`REQUIRE X509`), not per server: `require_client_cert` is
+    /// not read here.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_tls(tls: &ServerTls) -> Result<Self, ServerError> {
+        Self::launch(&[], Some(tls))
+    }
+
+    fn launch(env: &[(String, String)], tls: Option<&ServerTls>) -> Result<Self, ServerError> {
         let failed = |reason: String| ServerError::Failed {
             server: "mariadb",
             reason,
@@ -55,7 +73,8 @@ impl MariaDbServer {
         let dir = server_dir("mariadb")?;
         let data = dir.path().join("data");
         // mariadbd drops to `mysql` when started as root; its socket and pid file go here too.
-        if let Some((uid, gid)) = run_as("mysql").map_err(failed)? {
+        let mysql = run_as("mysql").map_err(failed)?;
+        if let Some((uid, gid)) = mysql {
             std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))
                 .map_err(|e| failed(format!("chown: {e}")))?;
         }
@@ -80,7 +99,7 @@ impl MariaDbServer {
         let reservation = PortReservation::new()?;
         let port = reservation.port();
         let path = |name: &str| dir.path().join(name).display().to_string();
-        let args = vec![
+        let mut args = vec![
             "--no-defaults".to_owned(),
             format!("--datadir={}", data.display()),
             "--user=mysql".to_owned(),
@@ -91,6 +110,16 @@ impl MariaDbServer {
             "--max-connections=500".to_owned(),
             "--innodb-flush-log-at-trx-commit=2".to_owned(),
         ];
+        if let Some(tls) = tls {
+            let identity =
+                tls::install(&tls.identity, dir.path(), "server", mysql).map_err(failed)?;
+            args.extend([
+                format!("--ssl-ca={}", tls.ca.display()),
+                format!("--ssl-cert={}", identity.cert.display()),
+                format!("--ssl-key={}", identity.key.display()),
+                "--require-secure-transport=ON".to_owned(),
+            ]);
+        }
         let launch = Launch {
             server: "mariadb",
             program: server,
@@ -103,6 +132,7 @@ impl MariaDbServer {
             process: ServerProcess::spawn(launch)?,
             port,
             client,
+            tls: tls.is_some(),
             _reservation: reservation,
             _dir: dir,
         };
@@ -121,38 +151,15 @@ impl MariaDbServer {
     }
 
     fn sql(&self, statement: &str) -> std::io::Result<std::process::Output> {
-        Command::new(&self.client)
-            .args([
-                "--protocol=tcp",
-                "-h",
-                "127.0.0.1",
-                "-u",
-                "root",
-                "-P",
-                &self.port.to_string(),
-                "-e",
-                statement,
-            ])
-            .output()
+        admin(&self.client, self.port, self.tls, statement).output()
     }
 
     fn wait_ready(&mut self) -> Result<(), ServerError> {
-        let port = self.port;
+        let (port, tls) = (self.port, self.tls);
         let client = self.client.clone();
         self.process.wait_ready(Duration::from_secs(30), || {
             accepts(port)
-                && Command::new(&client)
-                    .args([
-                        "--protocol=tcp",
-                        "-h",
-                        "127.0.0.1",
-                        "-u",
-                        "root",
-                        "-P",
-                        &port.to_string(),
-                        "-e",
-                        "SELECT 1",
-                    ])
+                && admin(&client, port, tls, "SELECT 1")
                     .stdout(Stdio::null())
                     .stderr(Stdio::null())
                     .status()
@@ -184,4 +191,24 @@ impl MariaDbServer {
         self.process.restart()?;
         self.wait_ready()
     }
+}
+
+/// The admin client running `statement` as `root` over TCP (TLS without checks when the server
+/// demands TLS: it is our own server on loopback).
+fn admin(client: &std::path::Path, port: u16, tls: bool, statement: &str) -> Command {
+    let mut command = Command::new(client);
+    command.args([
+        "--protocol=tcp",
+        "-h",
+        "127.0.0.1",
+        "-u",
+        "root",
+        "-P",
+        &port.to_string(),
+    ]);
+    if tls {
+        command.arg("--ssl");
+    }
+    command.args(["-e", statement]);
+    command
 }

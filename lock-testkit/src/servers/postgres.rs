@@ -8,6 +8,7 @@ use super::dirs::server_dir;
 use super::ports::PortReservation;
 use super::process::{Launch, ServerProcess, run_as};
 use crate::ServerError;
+use crate::tls::{ServerTls, install};
 
 /// A PostgreSQL cluster in a temp dir on a reserved loopback port, trust auth, killed on drop.
 #[derive(Debug)]
@@ -51,6 +52,21 @@ impl PostgresServer {
     ///
     /// As [`start`](Self::start).
     pub fn start_with_env(env: &[(String, String)]) -> Result<Self, ServerError> {
+        Self::launch(env, None)
+    }
+
+    /// Starts one that speaks TLS only: `hostssl` is the only TCP entry of its `pg_hba.conf`
+    /// (with `clientcert=verify-ca` when `tls` requires client certificates), so a client with
+    /// `sslmode=disable` is refused.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_tls(tls: &ServerTls) -> Result<Self, ServerError> {
+        Self::launch(&[], Some(tls))
+    }
+
+    fn launch(env: &[(String, String)], tls: Option<&ServerTls>) -> Result<Self, ServerError> {
         let failed = |reason: String| ServerError::Failed {
             server: "postgres",
             reason,
@@ -92,7 +108,7 @@ impl PostgresServer {
         }
         let reservation = PortReservation::new()?;
         let port = reservation.port();
-        let args = vec![
+        let mut args = vec![
             "-D".to_owned(),
             data.display().to_string(),
             "-p".to_owned(),
@@ -106,6 +122,9 @@ impl PostgresServer {
             "-c".to_owned(),
             "fsync=off".to_owned(),
         ];
+        if let Some(tls) = tls {
+            args.extend(serve_tls(tls, &data, user).map_err(failed)?);
+        }
         let log = dir.path().join("postgres.log");
         let launch = Launch {
             server: "postgres",
@@ -160,4 +179,33 @@ impl PostgresServer {
         self.process.restart()?;
         self.wait_ready()
     }
+}
+
+/// Installs the certificates in the data directory and allows TCP clients over TLS only;
+/// returns the server's TLS settings.
+fn serve_tls(
+    tls: &ServerTls,
+    data: &std::path::Path,
+    user: Option<(u32, u32)>,
+) -> Result<Vec<String>, String> {
+    let identity = install(&tls.identity, data, "server", user)?;
+    let ca = data.join("client-ca.pem");
+    std::fs::copy(&tls.ca, &ca).map_err(|e| format!("copy {}: {e}", tls.ca.display()))?;
+    let client_cert = if tls.require_client_cert {
+        " clientcert=verify-ca"
+    } else {
+        ""
+    };
+    let hba = format!("local all all trust\nhostssl all all 127.0.0.1/32 trust{client_cert}\n");
+    let hba_file = data.join("pg_hba.conf");
+    std::fs::write(&hba_file, hba).map_err(|e| format!("write pg_hba.conf: {e}"))?;
+    Ok([
+        "ssl=on".to_owned(),
+        format!("ssl_cert_file={}", identity.cert.display()),
+        format!("ssl_key_file={}", identity.key.display()),
+        format!("ssl_ca_file={}", ca.display()),
+    ]
+    .into_iter()
+    .flat_map(|setting| ["-c".to_owned(), setting])
+    .collect())
 }

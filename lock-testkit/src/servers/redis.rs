@@ -8,12 +8,15 @@ use super::dirs::server_dir;
 use super::ports::PortReservation;
 use super::process::{Launch, ServerProcess, accepts, find_binary};
 use crate::ServerError;
+use crate::tls::ServerTls;
 
 /// A `redis-server` on a reserved loopback port with no persistence, killed on drop.
 #[derive(Debug)]
 pub struct RedisServer {
     process: ServerProcess,
     port: u16,
+    /// The TLS port of a server started by [`start_tls`](RedisServer::start_tls).
+    tls: Option<PortReservation>,
     _reservation: PortReservation,
     _dir: tempfile::TempDir,
 }
@@ -67,6 +70,39 @@ impl RedisServer {
         Ok(replica)
     }
 
+    /// Starts a server that also serves TLS on a port of its own, presenting `tls.identity`
+    /// (and demanding a client certificate from `tls.ca` when `tls.require_client_cert`). The
+    /// plaintext port stays open for [`command`](RedisServer::command).
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](RedisServer::start).
+    pub fn start_tls(tls: &ServerTls) -> Result<Self, ServerError> {
+        let reservation = PortReservation::new()?;
+        let auth_clients = if tls.require_client_cert { "yes" } else { "no" };
+        let mut server = Self::start_with(&[
+            "--tls-port".to_owned(),
+            reservation.port().to_string(),
+            "--tls-cert-file".to_owned(),
+            tls.identity.cert.display().to_string(),
+            "--tls-key-file".to_owned(),
+            tls.identity.key.display().to_string(),
+            "--tls-ca-cert-file".to_owned(),
+            tls.ca.display().to_string(),
+            "--tls-auth-clients".to_owned(),
+            auth_clients.to_owned(),
+        ])?;
+        server.tls = Some(reservation);
+        Ok(server)
+    }
+
+    /// `rediss://127.0.0.1:TLS_PORT` for a server started by [`start_tls`](Self::start_tls).
+    pub fn tls_url(&self) -> Option<String> {
+        self.tls
+            .as_ref()
+            .map(|tls| format!("rediss://127.0.0.1:{}", tls.port()))
+    }
+
     /// Starts a server with extra command-line arguments.
     ///
     /// # Errors
@@ -109,6 +145,7 @@ impl RedisServer {
         let mut server = Self {
             process: ServerProcess::spawn(launch)?,
             port,
+            tls: None,
             _reservation: reservation,
             _dir: dir,
         };
