@@ -75,10 +75,27 @@ fn classify(error: &sqlx::Error, backend: &str) -> (ErrorKind, String) {
                  (and the TLS settings)"
             ),
         ),
+        E::Database(database) if database.message().contains("no encryption") => (
+            ErrorKind::Unavailable,
+            "the server takes TLS connections only: set sslmode=require or stricter".to_owned(),
+        ),
+        E::Database(database) if database.message().contains("pg_hba.conf") => (
+            ErrorKind::Backend,
+            "the server's pg_hba.conf admits no such connection (host, user, database, TLS)"
+                .to_owned(),
+        ),
         E::Database(database) if is_auth_failure(database.code().as_deref()) => (
             ErrorKind::Backend,
-            "the database refused the credentials: check the user and password in the URL"
-                .to_owned(),
+            format!(
+                "the database refused the credentials: check the user and password in the URL{}",
+                if backend == "mysql" {
+                    // MariaDB answers a plaintext client of a `require_secure_transport` server
+                    // with the same "Access denied" as a wrong password.
+                    ", and ssl-mode if the server takes TLS connections only"
+                } else {
+                    ""
+                }
+            ),
         ),
         E::PoolTimedOut => (
             ErrorKind::Unavailable,
@@ -90,7 +107,15 @@ fn classify(error: &sqlx::Error, backend: &str) -> (ErrorKind, String) {
             ErrorKind::Unavailable,
             "the connection pool is closed".to_owned(),
         ),
-        E::Io(_) | E::Tls(_) | E::WorkerCrashed => (
+        E::Tls(_) => tls_failure(),
+        E::Io(io)
+            if io
+                .get_ref()
+                .is_some_and(|inner| inner.is::<rustls::Error>()) =>
+        {
+            tls_failure()
+        }
+        E::Io(_) | E::WorkerCrashed => (
             ErrorKind::Unavailable,
             "the database connection failed".to_owned(),
         ),
@@ -103,6 +128,17 @@ fn classify(error: &sqlx::Error, backend: &str) -> (ErrorKind, String) {
             "the database reported an error".to_owned(),
         ),
     }
+}
+
+/// A handshake that failed: a certificate not trusted, for another host, expired; a server
+/// without TLS; the rustls error follows as the source.
+fn tls_failure() -> (ErrorKind, String) {
+    (
+        ErrorKind::Unavailable,
+        "no TLS session with the database: check tls_ca (sslrootcert, ssl-ca), that the URL's \
+         host is a name the server's certificate carries, and the server's TLS set-up"
+            .to_owned(),
+    )
 }
 
 /// PostgreSQL's `invalid_password`/`invalid_authorization_specification`, MySQL's

@@ -106,16 +106,20 @@ impl Settings {
             Some(size) => Some(size),
             None => parsed.take_parsed("pool_size", "a number of connections")?,
         };
+        let aliased = tls::take_aliases(dialect, &mut parsed)?;
         let driver = driver_keys(dialect);
-        let passed: Vec<(String, String)> = parsed
+        let mut passed: Vec<(String, String)> = parsed
             .remaining()
             .into_iter()
             .filter(|(key, _)| driver.contains(&key.as_str()))
             .collect();
+        passed.extend(aliased);
+        tls::check_files(&parsed, &passed)?;
         parsed.accept(driver);
         let known: Vec<&str> = ServiceOptions::KEYS
             .iter()
             .chain(&KEYS)
+            .chain(&tls::KEYS)
             .chain(driver)
             .copied()
             .collect();
@@ -187,6 +191,8 @@ pub(crate) fn not_sql(url: &str) -> Error {
         redact(url)
     ))
 }
+
+mod tls;
 
 #[cfg(test)]
 mod tests;

@@ -77,3 +77,68 @@ fn passwords_never_show() {
     let error = resolve("postgres://app:s3cret@db:5432/x?bogus=1").expect_err("bogus");
     assert!(!error.to_string().contains("s3cret"), "{error}");
 }
+
+#[test]
+fn tls_parameters_have_one_name_on_every_scheme() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = |name: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, "pem").expect("write");
+        path.display().to_string()
+    };
+    let (ca, cert, key) = (file("ca.pem"), file("client.pem"), file("client.key"));
+    let query = format!("tls_ca={ca}&tls_cert={cert}&tls_key={key}");
+    let postgres = resolve(&format!("postgres://h/db?sslmode=verify-full&{query}")).expect("pg");
+    let expected = format!(
+        "postgres://h/db?sslmode=verify-full&sslrootcert={}&sslcert={}&sslkey={}",
+        percent_encode(&ca),
+        percent_encode(&cert),
+        percent_encode(&key)
+    );
+    assert_eq!(postgres.driver_url, expected);
+    let mysql = resolve(&format!("mariadb://h/db?ssl-mode=verify_identity&{query}")).expect("my");
+    assert!(
+        mysql
+            .driver_url
+            .contains(&format!("ssl-ca={}", percent_encode(&ca)))
+            && mysql.driver_url.contains("ssl-cert=")
+            && mysql.driver_url.contains("ssl-key="),
+        "{}",
+        mysql.driver_url
+    );
+}
+
+#[test]
+fn tls_files_are_checked_before_any_connection() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let present = dir.path().join("ca.pem");
+    std::fs::write(&present, "pem").expect("write");
+    let present = present.display().to_string();
+    for (url, says) in [
+        (
+            "postgres://h/db?tls_ca=/nonexistent/ca.pem".to_owned(),
+            "tls_ca",
+        ),
+        (
+            "postgres://h/db?sslrootcert=/nonexistent/ca.pem".to_owned(),
+            "sslrootcert",
+        ),
+        (
+            "mysql://h/db?ssl-ca=/nonexistent/ca.pem".to_owned(),
+            "ssl-ca",
+        ),
+        (format!("postgres://h/db?tls_cert={present}"), "go together"),
+        (
+            format!("postgres://h/db?tls_ca={present}&sslrootcert={present}"),
+            "twice",
+        ),
+        (format!("sqlite://x.db?tls_ca={present}"), "SQLite"),
+    ] {
+        let error = resolve(&url).expect_err(&url);
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{url}: {error}");
+        let shown = error.to_string();
+        assert!(shown.contains(says), "{url}: {shown}");
+    }
+    let inline = "postgres://h/db?sslrootcert=-----BEGIN%20CERTIFICATE-----";
+    resolve(inline).expect("PEM text in the parameter is not a file name");
+}

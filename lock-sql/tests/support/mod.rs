@@ -6,6 +6,7 @@ pub(crate) mod cases;
 
 /// Expands to one named test per SQL-specific case in [`cases`] and [`admin_cases`], for the target that `$target`
 /// (an `Option<SqlTarget>`; `None` skips) yields: each dialect's binary joins with one line.
+#[allow(unused_macros)] // the TLS binaries run the suite alone
 macro_rules! sql_cases {
     ($target:expr) => {
         $crate::support::sql_cases!(@each $target, cases;
@@ -33,6 +34,7 @@ macro_rules! sql_cases {
         )*
     };
 }
+#[allow(unused_imports)]
 pub(crate) use sql_cases;
 
 use lock_core::ServiceBuilder;
