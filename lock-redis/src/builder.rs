@@ -69,6 +69,18 @@ impl<T> RedisLockBuilder<T> {
         self
     }
 
+    /// Presents this client certificate and key (PEM) to `rediss://` servers that ask for one
+    /// (`tls-auth-clients yes`; URL `tls_cert` and `tls_key` name files).
+    #[must_use]
+    pub fn tls_client_certificate(
+        mut self,
+        cert_pem: impl Into<Vec<u8>>,
+        key_pem: impl Into<Vec<u8>>,
+    ) -> Self {
+        self.redis.client_certificate = Some((cert_pem.into(), key_pem.into()));
+        self
+    }
+
     /// Accepts a server whose `maxmemory-policy` may evict keys (refused by default: a held
     /// lock could vanish and be granted twice; URL `allow_eviction`).
     #[must_use]
@@ -142,6 +154,10 @@ impl<T> fmt::Debug for RedisLockBuilder<T> {
             .field(
                 "tls_root_certificate",
                 &self.redis.root_certificate.is_some(),
+            )
+            .field(
+                "tls_client_certificate",
+                &self.redis.client_certificate.is_some(),
             )
             .field("allow_eviction", &self.redis.allow_eviction)
             .finish()

@@ -11,13 +11,15 @@ use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisConnectionI
 use crate::keys::validate_prefix;
 
 /// The parameters a Redis URL takes besides [`ServiceOptions::KEYS`].
-pub(crate) const KEYS: [&str; 6] = [
+pub(crate) const KEYS: [&str; 8] = [
     "prefix",
     "waiter_ttl",
     "wait_replicas",
     "wait_timeout",
     "allow_eviction",
     "tls_ca",
+    "tls_cert",
+    "tls_key",
 ];
 
 /// Settings the builder may set; each overrides the URL parameter of the same name.
@@ -28,6 +30,16 @@ pub(crate) struct RedisOptions {
     pub(crate) replicas: Option<(usize, Duration)>,
     pub(crate) allow_eviction: Option<bool>,
     pub(crate) root_certificate: Option<Vec<u8>>,
+    /// A client certificate and its key (PEM), for servers that ask for one.
+    pub(crate) client_certificate: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// The PEM files of a `rediss://` connection: the roots to trust instead of the platform's,
+/// and a client certificate with its key.
+#[derive(Clone, Debug, Default)]
+struct TlsFiles {
+    root: Option<Vec<u8>>,
+    client: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 /// Everything a service needs to connect, checked.
@@ -123,9 +135,15 @@ impl Settings {
                 .take_parsed("allow_eviction", "true or false")?
                 .unwrap_or(false),
         };
-        let root = match &options.root_certificate {
-            Some(pem) => Some(pem.clone()),
-            None => read_ca(&mut url)?,
+        let tls = TlsFiles {
+            root: match &options.root_certificate {
+                Some(pem) => Some(pem.clone()),
+                None => read_pem(&mut url, "tls_ca")?,
+            },
+            client: match &options.client_certificate {
+                Some(pair) => Some(pair.clone()),
+                None => read_client_certificate(&mut url)?,
+            },
         };
         let known: Vec<&str> = ServiceOptions::KEYS.iter().chain(&KEYS).copied().collect();
         url.finish(&known)?;
@@ -133,7 +151,7 @@ impl Settings {
         let mut servers = Vec::new();
         for url in &parsed {
             url.finish(&known)?;
-            servers.extend(servers_of(url, &resolved, root.as_deref())?);
+            servers.extend(servers_of(url, &resolved, &tls)?);
         }
         Ok(Self {
             servers,
@@ -174,17 +192,28 @@ fn read_replicas(url: &mut LockUrl) -> Result<Option<(usize, Duration)>> {
     }
 }
 
-fn read_ca(url: &mut LockUrl) -> Result<Option<Vec<u8>>> {
-    let Some(path) = url.take("tls_ca") else {
+/// The contents of the file parameter `key` names.
+fn read_pem(url: &mut LockUrl, key: &str) -> Result<Option<Vec<u8>>> {
+    let Some(path) = url.take(key) else {
         return Ok(None);
     };
     std::fs::read(&path)
         .map(Some)
-        .map_err(|error| url.invalid(format!("tls_ca {path:?} cannot be read: {error}")))
+        .map_err(|error| url.invalid(format!("{key} {path:?} cannot be read: {error}")))
+}
+
+fn read_client_certificate(url: &mut LockUrl) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    match (read_pem(url, "tls_cert")?, read_pem(url, "tls_key")?) {
+        (Some(cert), Some(key)) => Ok(Some((cert, key))),
+        (None, None) => Ok(None),
+        _ => Err(url.invalid(
+            "a client certificate and its key go together: give both tls_cert and tls_key",
+        )),
+    }
 }
 
 /// A client per host of `url`, with its credentials, database and TLS settings.
-fn servers_of(url: &LockUrl, service: &Service, root: Option<&[u8]>) -> Result<Vec<Server>> {
+fn servers_of(url: &LockUrl, service: &Service, files: &TlsFiles) -> Result<Vec<Server>> {
     let tls = match url.scheme() {
         "redis" => false,
         "rediss" => true,
@@ -192,6 +221,9 @@ fn servers_of(url: &LockUrl, service: &Service, root: Option<&[u8]>) -> Result<V
             return Err(url.invalid(format!("scheme {other:?} is not redis or rediss (TLS)")));
         }
     };
+    if !tls && (files.root.is_some() || files.client.is_some()) {
+        return Err(url.invalid("certificates are for TLS: write rediss:// to use them"));
+    }
     let db = match url.path().trim_start_matches('/') {
         "" => 0,
         db => db
@@ -234,15 +266,19 @@ fn servers_of(url: &LockUrl, service: &Service, root: Option<&[u8]>) -> Result<V
                         .set_tcp_settings(tcp.clone())
                 })
                 .map_err(|error| url.invalid(error))?;
-            let client = match root {
-                Some(root) if tls => {
-                    let certificates = redis::TlsCertificates {
-                        client_tls: None,
-                        root_cert: Some(root.to_vec()),
-                    };
-                    redis::Client::build_with_tls(info, certificates)
-                }
-                _ => redis::Client::open(info),
+            let client = if tls && (files.root.is_some() || files.client.is_some()) {
+                let certificates = redis::TlsCertificates {
+                    client_tls: files.client.clone().map(|(client_cert, client_key)| {
+                        redis::ClientTlsConfig {
+                            client_cert,
+                            client_key,
+                        }
+                    }),
+                    root_cert: files.root.clone(),
+                };
+                redis::Client::build_with_tls(info, certificates)
+            } else {
+                redis::Client::open(info)
             }
             .map_err(|error| url.invalid(format!("TLS settings: {error}")))?;
             Ok(Server { client, name })

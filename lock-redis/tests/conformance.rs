@@ -10,7 +10,11 @@ use support::target::RedisTarget;
 async fn redis_target() -> Option<Arc<dyn ConformanceTarget>> {
     let url = support::redis_url()?;
     let params = String::new();
-    Some(Arc::new(RedisTarget { url, params }))
+    Some(Arc::new(RedisTarget {
+        url,
+        params,
+        admin: None,
+    }))
 }
 
 lock_testkit::conformance_tests!(redis_target());

@@ -21,6 +21,7 @@ async fn replicated_target() -> Option<Arc<dyn ConformanceTarget>> {
     Some(Arc::new(RedisTarget {
         url: master.url(),
         params,
+        admin: None,
     }))
 }
 

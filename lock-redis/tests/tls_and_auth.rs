@@ -1,146 +1,88 @@
-//! `rediss://` with a private CA, and ACL users with passwords from the URL.
+//! `rediss://` with a private CA and the certificates it must refuse, and ACL users with
+//! passwords from the URL.
 
-use lock_core::ServiceBuilder;
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-use lock_core::{DistributedLockExt, ErrorKind};
-use lock_testkit::servers::PortReservation;
+use lock_core::{DistributedLockExt, ErrorKind, ServiceBuilder};
 use lock_testkit::servers::RedisServer;
+use lock_testkit::tls::TestPki;
 use lock_testkit::{require, scaled_ms};
 
-/// Runs openssl in `dir`, panicking with its output on failure.
-fn openssl(dir: &Path, args: &[&str]) {
-    let output = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run openssl");
-    assert!(
-        output.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-/// A CA and a server certificate for 127.0.0.1 signed by it.
-fn certificates(dir: &Path) {
-    openssl(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.pem",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=distlock test CA",
-        ],
-    );
-    openssl(
-        dir,
-        &[
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "server.key",
-            "-out",
-            "server.csr",
-            "-subj",
-            "/CN=127.0.0.1",
-        ],
-    );
-    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").expect("write san.ext");
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "server.pem",
-            "-days",
-            "1",
-            "-extfile",
-            "san.ext",
-        ],
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rediss_with_a_private_ca_locks_and_wakes_waiters() {
-    if Command::new("openssl").arg("version").output().is_err() {
-        eprintln!("SKIPPED: openssl is not installed");
-        return;
-    }
-    let dir = tempfile::tempdir().expect("temp dir");
-    certificates(dir.path());
-    let file = |name: &str| dir.path().join(name).display().to_string();
-    let reservation = PortReservation::new().expect("a port for TLS");
-    let tls_port = reservation.port();
-    let args: Vec<String> = [
-        "--tls-port",
-        &tls_port.to_string(),
-        "--tls-cert-file",
-        &file("server.pem"),
-        "--tls-key-file",
-        &file("server.key"),
-        "--tls-ca-cert-file",
-        &file("ca.pem"),
-        "--tls-auth-clients",
-        "no",
-    ]
-    .iter()
-    .map(|arg| (*arg).to_owned())
-    .collect();
-    let Some(_server) = require(RedisServer::start_with(&args)) else {
-        return;
-    };
-    let url = format!("rediss://127.0.0.1:{tls_port}");
-    let ca = std::fs::read(dir.path().join("ca.pem")).expect("read ca.pem");
-    let connect = || {
-        lock_redis::RedisLock::builder(&url)
-            .tls_root_certificate(ca.clone())
-            .connect()
-    };
-    let (a, b) = (
-        connect().await.expect("TLS connect"),
-        connect().await.expect("TLS connect"),
-    );
-    let held = a.try_acquire("tls").await.expect("try").expect("free");
-    let waiter = tokio::spawn(async move { b.acquire_timeout("tls", scaled_ms(5000)).await });
-    tokio::time::sleep(scaled_ms(200)).await;
-    held.release().await.expect("release");
-    waiter
-        .await
-        .expect("waiter")
-        .expect("waiter acquire over TLS")
-        .release()
-        .await
-        .expect("release");
-
-    // Without the private CA the server's certificate is not trusted.
-    let untrusted = lock_redis::RedisLock::builder(&url)
+/// Connecting to `url` with `builder`'s settings fails with `Unavailable` within the connect
+/// timeout, and the error (with its cause) mentions `cause`.
+async fn refused(
+    builder: lock_redis::RedisLockBuilder<lock_redis::RedisLock>,
+    url: &str,
+    cause: &str,
+) {
+    let started = std::time::Instant::now();
+    let error = builder
         .connect_timeout(Duration::from_secs(2))
         .connect()
-        .await;
-    let error = untrusted.expect_err("connected to an untrusted server");
-    assert_eq!(error.kind(), ErrorKind::Unavailable, "{error}");
+        .await
+        .expect_err("connected despite the TLS fault");
+    assert_eq!(error.kind(), ErrorKind::Unavailable, "{url}: {error}");
+    let shown = format!("{error:?}").to_lowercase();
+    assert!(shown.contains(cause), "{url}: no {cause:?} in {error:?}");
+    assert!(
+        started.elapsed() < scaled_ms(3000),
+        "{url}: took {:?}",
+        started.elapsed()
+    );
+}
+
+/// A private CA given as PEM to the builder; a certificate for another host or an expired one
+/// is refused, whichever CA signed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rediss_checks_the_host_name_and_the_expiry() {
+    let Some(pki) = require(TestPki::generate()) else {
+        return;
+    };
+    let ca = std::fs::read(pki.ca()).expect("read the CA");
+    let Some(good) = require(RedisServer::start_tls(&pki.server_tls(pki.server(), false))) else {
+        return;
+    };
+    let url = good.tls_url().expect("TLS port");
+    let lock = lock_redis::RedisLock::builder(&url)
+        .tls_root_certificate(ca.clone())
+        .connect()
+        .await
+        .expect("TLS connect with the CA from the builder");
+    let held = lock.try_acquire("tls").await.expect("try").expect("free");
+    held.release().await.expect("release");
+
+    for (identity, cause) in [
+        (pki.wrong_host(), "not valid for name"),
+        (pki.expired(), "expired"),
+    ] {
+        let Some(server) = require(RedisServer::start_tls(&pki.server_tls(identity, false))) else {
+            return;
+        };
+        let url = server.tls_url().expect("TLS port");
+        let builder = lock_redis::RedisLock::builder(&url).tls_root_certificate(ca.clone());
+        refused(builder, &url, cause).await;
+    }
+}
+
+/// TLS spoken to a plaintext port, and plaintext to a TLS port: both refused in time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rediss_and_redis_on_the_wrong_port_fail_in_time() {
+    let Some(pki) = require(TestPki::generate()) else {
+        return;
+    };
+    let Some(server) = require(RedisServer::start_tls(&pki.server_tls(pki.server(), false))) else {
+        return;
+    };
+    let tls_port = server.tls_url().expect("TLS port");
+    let tls_to_plaintext = format!(
+        "rediss://127.0.0.1:{}?tls_ca={}",
+        server.port(),
+        pki.ca().display()
+    );
+    let plaintext_to_tls = tls_port.replacen("rediss://", "redis://", 1);
+    for url in [tls_to_plaintext, plaintext_to_tls] {
+        refused(lock_redis::RedisLock::builder(&url), &url, "").await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,10 +11,12 @@ use lock_redis::{RedisLock, redis};
 use lock_testkit::ConformanceTarget;
 
 /// A master at `url`; every client the suite makes also carries `params` (a URL query such as
-/// `wait_replicas=1&wait_timeout=2s`, or empty).
+/// `wait_replicas=1&wait_timeout=2s`, or empty). Commands behind the lock's back go to
+/// `admin` when set (the plaintext port of a server whose `url` is `rediss://`), else to `url`.
 pub struct RedisTarget {
     pub url: String,
     pub params: String,
+    pub admin: Option<String>,
 }
 
 impl RedisTarget {
@@ -25,6 +27,11 @@ impl RedisTarget {
         }
         let separator = if url.contains('?') { '&' } else { '?' };
         format!("{url}{separator}{}", self.params)
+    }
+
+    /// A plain connection for commands issued behind the lock's back.
+    async fn raw(&self) -> redis::aio::MultiplexedConnection {
+        super::raw(self.admin.as_deref().unwrap_or(&self.url)).await
     }
 
     async fn connect(&self) -> Result<RedisLock> {
@@ -42,7 +49,7 @@ impl ConformanceTarget for RedisTarget {
 
     async fn sever(&self, name: &LockName) -> Result<()> {
         let (key, _, _) = self.connect().await?.keys_for(name);
-        let mut raw = super::raw(&self.url).await;
+        let mut raw = self.raw().await;
         let _: i64 = redis::cmd("DEL")
             .arg(&key)
             .query_async(&mut raw)
@@ -56,7 +63,11 @@ impl ConformanceTarget for RedisTarget {
         addr: SocketAddr,
         timeout: Duration,
     ) -> Option<Result<Arc<dyn DistributedLock>>> {
-        let builder = RedisLock::builder(&self.with_params(&format!("redis://{addr}")))
+        let scheme = self
+            .url
+            .split_once("://")
+            .map_or("redis", |(scheme, _)| scheme);
+        let builder = RedisLock::builder(&self.with_params(&format!("{scheme}://{addr}")))
             .connect_timeout(timeout)
             .operation_timeout(timeout);
         Some(
@@ -83,7 +94,7 @@ impl ConformanceTarget for RedisTarget {
 
     async fn lease_left(&self, name: &LockName) -> Option<Duration> {
         let (key, _, _) = self.connect().await.ok()?.keys_for(name);
-        let mut raw = super::raw(&self.url).await;
+        let mut raw = self.raw().await;
         let left: i64 = redis::cmd("PTTL")
             .arg(&key)
             .query_async(&mut raw)
