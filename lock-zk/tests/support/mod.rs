@@ -100,6 +100,20 @@ pub struct ZkTarget {
     pub url: String,
 }
 
+impl ZkTarget {
+    /// The target's URL with its hosts replaced by `addr`: the same credentials, path and
+    /// parameters, so a client through a proxy is the same identity as the others.
+    fn url_at(&self, addr: SocketAddr) -> String {
+        let rest = self.url.trim_start_matches("zk://");
+        let (credentials, hosts) = match rest.rsplit_once('@') {
+            Some((credentials, hosts)) => (format!("{credentials}@"), hosts),
+            None => (String::new(), rest),
+        };
+        let tail = hosts.find(['/', '?']).map_or("", |at| &hosts[at..]);
+        format!("zk://{credentials}{addr}{tail}")
+    }
+}
+
 #[async_trait]
 impl ConformanceTarget for ZkTarget {
     async fn client(&self) -> Result<Arc<dyn DistributedLock>> {
@@ -123,7 +137,7 @@ impl ConformanceTarget for ZkTarget {
         addr: SocketAddr,
         timeout: Duration,
     ) -> Option<Result<Arc<dyn DistributedLock>>> {
-        let connected = ZkLock::builder(&format!("zk://{addr}"))
+        let connected = ZkLock::builder(&self.url_at(addr))
             .connect_timeout(timeout)
             .operation_timeout(timeout)
             .connect()
@@ -149,7 +163,7 @@ impl ConformanceTarget for ZkTarget {
         addr: SocketAddr,
         timeout: Duration,
     ) -> Option<Result<Arc<dyn DistributedLock>>> {
-        let connected = ZkLock::builder(&format!("zk://{addr}"))
+        let connected = ZkLock::builder(&self.url_at(addr))
             .connect_timeout(timeout)
             .operation_timeout(timeout)
             .session_timeout(timeout * 8)
