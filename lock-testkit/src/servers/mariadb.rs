@@ -78,18 +78,34 @@ impl MariaDbServer {
             std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))
                 .map_err(|e| failed(format!("chown: {e}")))?;
         }
-        let output = Command::new(install)
-            .arg("--no-defaults")
-            .arg(format!("--datadir={}", data.display()))
-            .args([
-                "--user=mysql",
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-            .map_err(|e| failed(format!("mariadb-install-db: {e}")))?;
+        // Temporary tables in a directory of this server's own, not the shared /tmp.
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir(&tmp).map_err(|e| failed(format!("mkdir tmp: {e}")))?;
+        if let Some((uid, gid)) = mysql {
+            std::os::unix::fs::chown(&tmp, Some(uid), Some(gid))
+                .map_err(|e| failed(format!("chown tmp: {e}")))?;
+        }
+        let output = {
+            // Bootstraps started together have failed ("Unknown table 'mysql.tmp_user_sys'"):
+            // one at a time per process.
+            static BOOTSTRAP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+            let _one_at_a_time = BOOTSTRAP
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
+            Command::new(install)
+                .arg("--no-defaults")
+                .arg(format!("--datadir={}", data.display()))
+                .args([
+                    "--user=mysql",
+                    "--auth-root-authentication-method=normal",
+                    "--skip-test-db",
+                ])
+                .arg(format!("--tmpdir={}", tmp.display()))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .output()
+                .map_err(|e| failed(format!("mariadb-install-db: {e}")))?
+        };
         if !output.status.success() {
             return Err(failed(format!(
                 "mariadb-install-db: {}",
@@ -107,6 +123,7 @@ impl MariaDbServer {
             "--bind-address=127.0.0.1".to_owned(),
             format!("--socket={}", path("sock")),
             format!("--pid-file={}", path("pid")),
+            format!("--tmpdir={}", path("tmp")),
             "--max-connections=500".to_owned(),
             "--innodb-flush-log-at-trx-commit=2".to_owned(),
         ];
