@@ -54,10 +54,8 @@ impl TestPki {
             server: "tls",
             reason,
         };
-        let dir = tempfile::Builder::new()
-            .prefix("distlock-tls-")
-            .tempdir()
-            .map_err(|e| failed(format!("temp dir: {e}")))?;
+        // Owned like a server's directory: a PKI kept in a static is removed by a later run.
+        let dir = crate::servers::server_dir("tls")?;
         let pki = Self { dir };
         pki.issue_all().map_err(failed)?;
         Ok(pki)

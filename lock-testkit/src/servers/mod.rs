@@ -8,6 +8,7 @@ mod process;
 mod redis;
 mod zookeeper;
 
+pub(crate) use dirs::server_dir;
 pub use mariadb::MariaDbServer;
 pub use ports::PortReservation;
 pub use postgres::PostgresServer;
