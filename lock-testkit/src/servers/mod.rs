@@ -1,11 +1,20 @@
 //! Real servers from installed binaries, on reserved loopback ports in temp dirs.
 
+mod cluster_health;
+mod cluster_nodes;
+mod cluster_setup;
 mod dirs;
 mod mariadb;
+mod poll;
 mod ports;
 mod postgres;
 mod process;
 mod redis;
+mod redis_cluster;
+mod redis_sentinel;
+mod resp;
+mod sentinel;
+mod slot_migration;
 mod zookeeper;
 
 pub(crate) use dirs::server_dir;
@@ -16,6 +25,9 @@ pub use process::ServerProcess;
 
 pub use process::find_binary;
 pub use redis::RedisServer;
+pub use redis_cluster::RedisCluster;
+pub use redis_sentinel::RedisSentinel;
+pub use sentinel::SentinelServer;
 pub use zookeeper::{ZkEnsemble, ZkServer, four_letter};
 
 /// An existing server's URL from `LOCK_TEST_<BACKEND>_URL` (`backend`: `REDIS`, `ZOOKEEPER`,

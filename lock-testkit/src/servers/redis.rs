@@ -53,7 +53,13 @@ impl RedisServer {
                 && master
                     .command("SET distlock-replication-probe 1")
                     .and_then(|_| master.command("WAIT 1 200"))
-                    .is_ok_and(|acks| acks.starts_with(":1"))
+                    // Every replica of the master acknowledges: `:N`, N at least 1.
+                    .is_ok_and(|acks| {
+                        acks.trim()
+                            .strip_prefix(':')
+                            .and_then(|count| count.parse::<u32>().ok())
+                            .is_some_and(|count| count >= 1)
+                    })
         };
         while !in_sync() {
             if std::time::Instant::now() > deadline {
@@ -185,6 +191,11 @@ impl RedisServer {
         self.wait_ready()
     }
 
+    /// The log's last lines, for error messages.
+    pub(crate) fn log_tail(&self) -> String {
+        self.process.log_tail()
+    }
+
     /// Sends one inline command and returns the raw reply (for `INFO`, `REPLICAOF NO ONE`, ...).
     ///
     /// # Errors
@@ -213,8 +224,11 @@ pub(crate) fn command(port: u16, line: &str) -> std::io::Result<String> {
 }
 
 /// Whether a RESP reply is complete: simple replies end at their first line, bulk strings at
-/// their announced length.
+/// their announced length, arrays once every element is.
 fn reply_complete(reply: &[u8]) -> bool {
+    if reply.first() == Some(&b'*') {
+        return super::resp::parse(reply).is_some();
+    }
     let text = String::from_utf8_lossy(reply);
     let Some(first_end) = text.find("\r\n") else {
         return false;
