@@ -89,7 +89,7 @@ impl Node {
     /// Deletes `keys`' lock if it is held and its fence counter is `fence`, waking the first
     /// queued waiter: `true` when it did.
     pub(crate) async fn force_release(&self, keys: &LockKeys, fence: u64) -> Result<bool> {
-        let invocation = invocation::force_release(keys, fence);
+        let invocation = invocation::force_release(keys, fence, self.link().channels());
         let released: i64 = self
             .link()
             .run(|mut connection| async move { invocation.invoke_async(&mut connection).await })
@@ -98,7 +98,7 @@ impl Node {
     }
 
     /// The names under key prefix `prefix` whose lock key exists, starting with
-    /// `name_prefix`, sorted: `SCAN` through the keyspace, matching lock keys only.
+    /// `name_prefix`, sorted: `SCAN` through the keyspace (of every master, in a cluster), matching lock keys only.
     pub(crate) async fn held_names(
         &self,
         prefix: &str,
@@ -106,24 +106,30 @@ impl Node {
     ) -> Result<Vec<LockName>> {
         let pattern = lock_key_pattern(prefix, name_prefix);
         let mut names = Vec::new();
-        let mut cursor = 0_u64;
-        loop {
-            let mut scan = redis::cmd("SCAN");
-            scan.arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(SCAN_BATCH);
-            let (next, keys): (u64, Vec<Vec<u8>>) = self
-                .link()
-                .run(|mut connection| async move { scan.query_async(&mut connection).await })
-                .await?;
-            let found = keys.iter().filter_map(|key| lock_name_of(prefix, key));
-            names.extend(found.filter(|name| name.as_str().starts_with(name_prefix)));
-            if next == 0 {
-                break;
+        let shards = self
+            .link()
+            .run(|mut connection| async move { connection.shards().await })
+            .await?;
+        for shard in &shards {
+            let mut cursor = 0_u64;
+            loop {
+                let mut scan = redis::cmd("SCAN");
+                scan.arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(SCAN_BATCH);
+                let (next, keys): (u64, Vec<Vec<u8>>) = self
+                    .link()
+                    .run(|mut connection| async move { connection.query_on(scan, shard).await })
+                    .await?;
+                let found = keys.iter().filter_map(|key| lock_name_of(prefix, key));
+                names.extend(found.filter(|name| name.as_str().starts_with(name_prefix)));
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
             }
-            cursor = next;
         }
         // SCAN may return a key more than once.
         names.sort();

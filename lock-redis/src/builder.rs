@@ -8,7 +8,7 @@ use lock_core::backend::{ServiceBuilder, ServiceOptions};
 use lock_core::url::redact;
 use lock_core::{Error, ErrorKind, Result};
 
-use crate::settings::{RedisOptions, Settings};
+use crate::settings::{RedisOptions, Settings, Topology};
 use crate::{RedisLock, Redlock};
 
 /// Configures and connects a Redis lock service: [`RedisLock`] (one master) from
@@ -133,6 +133,13 @@ impl RedisLockBuilder<Redlock> {
     /// can be reached within the connect timeout.
     pub async fn connect(self) -> Result<Redlock> {
         let settings = self.settings()?;
+        if settings.topology != Topology::Masters {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                "Redlock runs on independent masters (redis://HOST,HOST,HOST); a cluster or a \
+                 Sentinel-managed master is one deployment: use RedisLock::builder for it",
+            ));
+        }
         if settings.replicas.is_some() {
             return Err(Error::new(
                 ErrorKind::InvalidInput,

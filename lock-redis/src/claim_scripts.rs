@@ -10,11 +10,12 @@ use crate::error::unexpected_reply;
 use crate::invocation::millis;
 use crate::keys::{ClaimKeys, ClaimObject};
 use crate::node::Node;
+use crate::scripts::{Channels, PublishingScript};
 
-static ACQUIRE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/claim_acquire.lua")));
-static RELEASE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/claim_release.lua")));
+static ACQUIRE: LazyLock<PublishingScript> =
+    LazyLock::new(|| PublishingScript::new(include_str!("scripts/claim_acquire.lua")));
+static RELEASE: LazyLock<PublishingScript> =
+    LazyLock::new(|| PublishingScript::new(include_str!("scripts/claim_release.lua")));
 static RENEW: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/claim_renew.lua")));
 
@@ -50,13 +51,15 @@ pub(crate) struct ClaimRequest<'a> {
     pub(crate) queue: Option<Duration>,
 }
 
-/// The claim acquire script's invocation for `request` on `keys`.
+/// The claim acquire script's invocation for `request` on `keys` (an election's grants are
+/// announced on `channels`).
 pub(crate) fn acquire_invocation<'a>(
     keys: &ClaimKeys,
     request: ClaimRequest<'_>,
+    channels: Channels,
 ) -> ScriptInvocation<'a> {
     let (letter, limit) = encode(request.claim);
-    let mut invocation = ACQUIRE.prepare_invoke();
+    let mut invocation = ACQUIRE.on(channels).prepare_invoke();
     invocation
         .key(&keys.holders)
         .key(&keys.info)
@@ -92,9 +95,13 @@ pub(crate) fn read_claim_attempt(reply: (i64, i64), server: &str) -> Result<Clai
 }
 
 /// The claim release script's invocation for `token` on `keys` (it also leaves the queue);
-/// it answers 1 when `token` held.
-pub(crate) fn release_invocation<'a>(keys: &ClaimKeys, token: &str) -> ScriptInvocation<'a> {
-    let mut invocation = RELEASE.prepare_invoke();
+/// it answers 1 when `token` held, and announces the release on `channels`.
+pub(crate) fn release_invocation<'a>(
+    keys: &ClaimKeys,
+    token: &str,
+    channels: Channels,
+) -> ScriptInvocation<'a> {
+    let mut invocation = RELEASE.on(channels).prepare_invoke();
     invocation
         .key(&keys.holders)
         .key(&keys.info)
@@ -115,7 +122,7 @@ impl Node {
         keys: &ClaimKeys,
         request: ClaimRequest<'_>,
     ) -> Result<ClaimAttempt> {
-        let invocation = acquire_invocation(keys, request);
+        let invocation = acquire_invocation(keys, request, self.link().channels());
         let reply = self
             .link()
             .run(|mut connection| async move { invocation.invoke_async(&mut connection).await })
@@ -125,7 +132,7 @@ impl Node {
 
     /// Runs the claim release script (also: leaves the queue): `true` when `token` held.
     pub(crate) async fn release_claim(&self, keys: &ClaimKeys, token: &str) -> Result<bool> {
-        let invocation = release_invocation(keys, token);
+        let invocation = release_invocation(keys, token, self.link().channels());
         let held: i64 = self
             .link()
             .run(|mut connection| async move { invocation.invoke_async(&mut connection).await })

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use lock_core::backend::{Busy, Deadline, Grant, HeldLock, LockSteps, Try};
 use lock_core::{AcquireOptions, Claim, LockName, Result, async_trait};
-use redis::aio::MultiplexedConnection;
 use tokio::time::Instant;
 
 use crate::claim_scripts::{
     ClaimAttempt, ClaimRequest, acquire_invocation, read_claim_attempt, release_invocation,
 };
+use crate::connection::Connection;
 use crate::error::BACKEND;
 use crate::keys::{ClaimKeys, ClaimObject};
 use crate::node::Node;
@@ -40,7 +40,7 @@ pub(crate) struct RedisClaimAttempt {
     queue_ttl: Option<Duration>,
     subscription: Option<Subscription>,
     /// The dedicated connection of a replicated acquire in flight.
-    dedicated: Option<MultiplexedConnection>,
+    dedicated: Option<Connection>,
 }
 
 /// The object of a name that `claim` is taken on outside elections.
@@ -67,7 +67,7 @@ impl ClaimSteps {
         let Some(replicas) = &self.single.replicas else {
             return node.acquire_claim(keys, request).await;
         };
-        let invocation = acquire_invocation(keys, request);
+        let invocation = acquire_invocation(keys, request, node.link().channels());
         replicas
             .dedicated(&mut attempt.dedicated, async |connection| {
                 let reply = replicas.run_on(connection, &invocation).await?;
@@ -75,7 +75,8 @@ impl ClaimSteps {
                 if !matches!(outcome, ClaimAttempt::Granted(_)) {
                     return Ok(outcome);
                 }
-                let Some(acknowledged) = replicas.shortfall(connection).await? else {
+                let Some(acknowledged) = replicas.shortfall(connection, &keys.holders).await?
+                else {
                     return Ok(outcome);
                 };
                 let released = node.release_claim(keys, request.token).await.is_ok();
@@ -179,7 +180,8 @@ impl LockSteps for ClaimSteps {
     async fn clean_up(&self, attempt: &mut RedisClaimAttempt) -> Result<()> {
         let in_flight = attempt.dedicated.take();
         if let (Some(mut connection), Some(replicas)) = (in_flight, &self.single.replicas) {
-            let release = release_invocation(&attempt.keys, &attempt.token);
+            let channels = self.single.node.link().channels();
+            let release = release_invocation(&attempt.keys, &attempt.token, channels);
             let released: Result<i64> = replicas.run_on(&mut connection, &release).await;
             if released.is_ok() {
                 return Ok(());

@@ -11,12 +11,13 @@ use redis::Script;
 use crate::error::unexpected_reply;
 use crate::keys::ClaimKeys;
 use crate::node::Node;
+use crate::scripts::PublishingScript;
 use crate::subscriber::Subscriber;
 
 static LEADER: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/elect_leader.lua")));
-static RELABEL: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/claim_relabel.lua")));
+static RELABEL: LazyLock<PublishingScript> =
+    LazyLock::new(|| PublishingScript::new(include_str!("scripts/claim_relabel.lua")));
 
 /// The leader from the holder info `CLAIM FENCE GRANTED_MS LABEL` and the term counter;
 /// `None` when the info is not in that shape.
@@ -61,7 +62,7 @@ impl Node {
         token: &str,
         label: &str,
     ) -> Result<bool> {
-        let mut invocation = RELABEL.prepare_invoke();
+        let mut invocation = RELABEL.on(self.link().channels()).prepare_invoke();
         invocation
             .key(&keys.holders)
             .key(&keys.info)

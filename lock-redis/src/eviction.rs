@@ -10,13 +10,13 @@ const SAFE: &str = "noeviction";
 /// Refuses a server whose `maxmemory-policy` may evict keys under memory pressure (a held lock
 /// could vanish and be granted again), unless `allow` says the risk is accepted; then it
 /// warns. A server that does not let this user read `INFO memory` is not checked (warned).
+/// In a cluster, every master is checked.
 pub(crate) async fn check(link: &Link, allow: bool) -> Result<()> {
     let info = link
         .run(|mut connection| async move {
-            redis::cmd("INFO")
-                .arg("memory")
-                .query_async::<String>(&mut connection)
-                .await
+            let mut info = redis::cmd("INFO");
+            info.arg("memory");
+            connection.on_every_master(info).await
         })
         .await;
     let info = match info {
@@ -28,8 +28,10 @@ pub(crate) async fn check(link: &Link, allow: bool) -> Result<()> {
         Err(error) => return Err(error),
     };
     let policy = info
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("maxmemory_policy:"))
+        .iter()
+        .flat_map(|node| node.lines())
+        .filter_map(|line| line.trim().strip_prefix("maxmemory_policy:"))
+        .find(|policy| *policy != SAFE)
         .unwrap_or(SAFE);
     if policy == SAFE {
         return Ok(());

@@ -6,19 +6,20 @@ use std::time::Duration;
 use redis::{Script, ScriptInvocation};
 
 use crate::keys::LockKeys;
+use crate::scripts::{Channels, PublishingScript};
 
 static ACQUIRE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/acquire.lua")));
-static RELEASE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/release.lua")));
+static RELEASE: LazyLock<PublishingScript> =
+    LazyLock::new(|| PublishingScript::new(include_str!("scripts/release.lua")));
 pub(crate) static RENEW: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/renew.lua")));
 pub(crate) static RAISE_FENCE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/raise_fence.lua")));
 static INSPECT: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/inspect.lua")));
-static FORCE_RELEASE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/force_release.lua")));
+static FORCE_RELEASE: LazyLock<PublishingScript> =
+    LazyLock::new(|| PublishingScript::new(include_str!("scripts/force_release.lua")));
 
 /// Who acquires: the owner token the lock key will start with, and the owner label it carries.
 #[derive(Clone, Copy, Debug)]
@@ -84,13 +85,14 @@ pub(crate) fn acquire<'a>(
 }
 
 /// The release script's invocation for `token` on `keys`; `poller` also drops that polling
-/// waiter's count.
+/// waiter's count. It announces the release on `channels`.
 pub(crate) fn release<'a>(
     keys: &LockKeys,
     token: &str,
     poller: Option<&str>,
+    channels: Channels,
 ) -> ScriptInvocation<'a> {
-    let mut invocation = RELEASE.prepare_invoke();
+    let mut invocation = RELEASE.on(channels).prepare_invoke();
     invocation
         .key(&keys.lock)
         .key(&keys.channel)
@@ -113,9 +115,14 @@ pub(crate) fn inspect<'a>(keys: &LockKeys) -> ScriptInvocation<'a> {
     invocation
 }
 
-/// The force-release script's invocation for the hold with `fence` on `keys`.
-pub(crate) fn force_release<'a>(keys: &LockKeys, fence: u64) -> ScriptInvocation<'a> {
-    let mut invocation = FORCE_RELEASE.prepare_invoke();
+/// The force-release script's invocation for the hold with `fence` on `keys`, announced on
+/// `channels`.
+pub(crate) fn force_release<'a>(
+    keys: &LockKeys,
+    fence: u64,
+    channels: Channels,
+) -> ScriptInvocation<'a> {
+    let mut invocation = FORCE_RELEASE.on(channels).prepare_invoke();
     invocation
         .key(&keys.lock)
         .key(&keys.fence)

@@ -215,6 +215,47 @@ mod tests {
         assert_ne!(rw.holders, elect.holders);
     }
 
+    /// A cluster runs a script only when all its keys share one slot, so every key of a name
+    /// (mutex, semaphore, read-write lock, election, channels included) must hash alike,
+    /// whatever the name.
+    #[test]
+    fn every_key_of_a_name_is_in_one_cluster_slot() {
+        use redis::cluster_routing::Slot;
+        for name in ["jobs/nightly", "a}b", "{x}", "a{b}c", "ünï/cödé", "x:y:z"] {
+            let name = LockName::new(name).expect("valid name");
+            let mutex = LockKeys::new("distlock", &name);
+            let mut all = vec![
+                mutex.lock.clone(),
+                mutex.fence,
+                mutex.channel,
+                mutex.queue,
+                mutex.queue_expiry,
+            ];
+            for object in [
+                ClaimObject::Semaphore,
+                ClaimObject::ReadWrite,
+                ClaimObject::Election,
+            ] {
+                let claim = ClaimKeys::new("distlock", &name, object);
+                all.extend([
+                    claim.holders,
+                    claim.info,
+                    claim.fence,
+                    claim.queue,
+                    claim.queue_claims,
+                    claim.queue_expiry,
+                    claim.limit,
+                    claim.term,
+                    claim.channel,
+                ]);
+            }
+            let slot = Slot::for_key(&mutex.lock);
+            for key in &all {
+                assert_eq!(Slot::for_key(key), slot, "{key} is in another slot");
+            }
+        }
+    }
+
     #[test]
     fn braces_cannot_break_the_tag_and_names_stay_distinct() {
         let names = ["a}b", "a%7Db", "a{b", "a%b", "a%25b", "{x}"];

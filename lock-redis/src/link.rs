@@ -10,13 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::{Error, ErrorKind, Result};
-use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, RedisResult};
+use redis::RedisResult;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
+use crate::connection::Connection;
 use crate::error::{BACKEND, from_redis, timed_out};
-use crate::settings::Server;
+use crate::scripts::Channels;
+use crate::source::Server;
 
 /// The connection of one server: cheap to clone, clones share it.
 #[derive(Clone)]
@@ -28,14 +29,19 @@ struct Inner {
     server: Server,
     connect_timeout: Duration,
     timeout: Duration,
-    /// The connection in use and its number; `None` until the first command, or after the
-    /// last one failed. Every command reads it without waiting.
-    current: std::sync::Mutex<Option<(u64, MultiplexedConnection)>>,
+    /// The connection in use, its number, and the server's generation when it was opened;
+    /// `None` until the first command, or after the last one failed. Every command reads it
+    /// without waiting.
+    current: std::sync::Mutex<Option<Current>>,
     /// Held while connecting, so one caller connects at a time; it keeps when the last connect
     /// failed, and why: callers that were waiting for that attempt get its outcome instead of
     /// each trying (and timing out) again in turn.
     connecting: Mutex<Option<(Instant, String)>>,
 }
+
+/// The connection in use: its number, the connection, and the server generation it was
+/// opened at (a lower generation than the server's now: it goes to a former master).
+type Current = (u64, Connection, u64);
 
 impl std::fmt::Debug for Link {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -65,9 +71,14 @@ impl Link {
         &self.inner.server.name
     }
 
-    /// The client, for connections of other kinds (pub/sub, `WAIT`).
+    /// The server, for connections of other kinds (pub/sub, `WAIT`).
     pub(crate) fn server(&self) -> &Server {
         &self.inner.server
+    }
+
+    /// How the server carries wake-ups.
+    pub(crate) fn channels(&self) -> Channels {
+        self.inner.server.channels()
     }
 
     /// The operation timeout.
@@ -85,7 +96,7 @@ impl Link {
         self.connection().await.map(drop)
     }
 
-    fn current(&self) -> std::sync::MutexGuard<'_, Option<(u64, MultiplexedConnection)>> {
+    fn current(&self) -> std::sync::MutexGuard<'_, Option<Current>> {
         self.inner
             .current
             .lock()
@@ -94,14 +105,22 @@ impl Link {
 
     /// The current connection, opening one if there is none. One caller connects at a time;
     /// the others wait for its outcome and share a failure rather than retrying in turn.
-    async fn connection(&self) -> Result<(u64, MultiplexedConnection)> {
-        if let Some(connection) = self.current().clone() {
-            return Ok(connection);
+    async fn connection(&self) -> Result<(u64, Connection)> {
+        let generation = self.inner.server.generation();
+        let cached = self.current().clone();
+        if let Some((number, connection, opened_at)) = cached {
+            if opened_at >= generation {
+                return Ok((number, connection));
+            }
+            self.discard(number); // opened on a former master
         }
         let asked = Instant::now();
         let mut failed = self.inner.connecting.lock().await;
-        if let Some(connection) = self.current().clone() {
-            return Ok(connection); // opened while we waited
+        let cached = self.current().clone();
+        if let Some((number, connection, opened_at)) = cached {
+            if opened_at >= generation {
+                return Ok((number, connection)); // opened while we waited
+            }
         }
         if let Some((failed_at, reason)) = &*failed {
             if *failed_at >= asked {
@@ -110,10 +129,10 @@ impl Link {
                     .with_server(self.name()));
             }
         }
-        match open(&self.inner.server, self.inner.connect_timeout).await {
+        match self.inner.server.open(self.inner.connect_timeout).await {
             Ok(connection) => {
                 let number = rand::random::<u64>();
-                *self.current() = Some((number, connection.clone()));
+                *self.current() = Some((number, connection.clone(), generation));
                 *failed = None;
                 Ok((number, connection))
             }
@@ -129,7 +148,7 @@ impl Link {
         let mut current = self.current();
         if current
             .as_ref()
-            .is_some_and(|(current, _)| *current == number)
+            .is_some_and(|(current, _, _)| *current == number)
         {
             *current = None;
         }
@@ -139,7 +158,7 @@ impl Link {
     /// connection discards the connection for the next command.
     pub(crate) async fn run<T, F, Fut>(&self, command: F) -> Result<T>
     where
-        F: FnOnce(MultiplexedConnection) -> Fut,
+        F: FnOnce(Connection) -> Fut,
         Fut: Future<Output = RedisResult<T>>,
     {
         let (number, connection) = self.connection().await?;
@@ -147,9 +166,12 @@ impl Link {
         match tokio::time::timeout(limit, command(connection)).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => {
+                // READONLY: the server was a master and is a replica now (a failover); the
+                // next connection asks the Sentinels for the new master.
                 if error.is_io_error()
                     || error.is_connection_dropped()
                     || error.is_unrecoverable_error()
+                    || error.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ReadOnly)
                 {
                     self.discard(number);
                 }
@@ -160,19 +182,5 @@ impl Link {
                 Err(timed_out(self.name(), limit))
             }
         }
-    }
-}
-
-/// Opens a multiplexed connection within `limit`.
-pub(crate) async fn open(server: &Server, limit: Duration) -> Result<MultiplexedConnection> {
-    let config = AsyncConnectionConfig::new()
-        .set_connection_timeout(Some(limit))
-        .set_response_timeout(None);
-    let connecting = server
-        .client
-        .get_multiplexed_async_connection_with_config(&config);
-    match tokio::time::timeout(limit, connecting).await {
-        Ok(connected) => connected.map_err(|error| from_redis(error, &server.name)),
-        Err(_) => Err(timed_out(&server.name, limit)),
     }
 }

@@ -78,7 +78,7 @@ impl Node {
         token: &str,
         poller: Option<&str>,
     ) -> Result<bool> {
-        let invocation = invocation::release(keys, token, poller);
+        let invocation = invocation::release(keys, token, poller, self.link.channels());
         let (ours, _receivers): (i64, i64) = self
             .link
             .run(|mut connection| async move { invocation.invoke_async(&mut connection).await })

@@ -6,12 +6,12 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use lock_core::{Error, ErrorKind, Result};
-use redis::aio::MultiplexedConnection;
 use redis::{FromRedisValue, ScriptInvocation};
 
+use crate::connection::Connection;
 use crate::error::{from_redis, timed_out};
 use crate::invocation::millis;
-use crate::link::{Link, open};
+use crate::link::Link;
 
 /// The most idle `WAIT` connections kept for reuse.
 const IDLE: usize = 8;
@@ -22,7 +22,8 @@ pub(crate) struct Replicas {
     link: Link,
     pub(crate) count: usize,
     pub(crate) timeout: Duration,
-    idle: Mutex<Vec<MultiplexedConnection>>,
+    /// Idle connections and the server generation each was opened at.
+    idle: Mutex<Vec<(u64, Connection)>>,
 }
 
 impl Replicas {
@@ -41,37 +42,38 @@ impl Replicas {
     /// still be in flight there; a connection whose work finished goes back for reuse.
     pub(crate) async fn dedicated<T>(
         &self,
-        in_flight: &mut Option<MultiplexedConnection>,
-        acquire: impl AsyncFnOnce(&mut MultiplexedConnection) -> Result<T>,
+        in_flight: &mut Option<Connection>,
+        acquire: impl AsyncFnOnce(&mut Connection) -> Result<T>,
     ) -> Result<T> {
-        let mut connection = self.checkout().await?;
+        let (generation, mut connection) = self.checkout().await?;
         *in_flight = Some(connection.clone());
         let outcome = acquire(&mut connection).await?;
         *in_flight = None;
-        self.checkin(connection);
+        self.checkin(generation, connection);
         Ok(outcome)
     }
 
     /// Runs a script on `connection`, bounded by the operation timeout.
     pub(crate) async fn run_on<T: FromRedisValue>(
         &self,
-        connection: &mut MultiplexedConnection,
+        connection: &mut Connection,
         invocation: &ScriptInvocation<'_>,
     ) -> Result<T> {
         let script = invocation.invoke_async(connection);
         self.bounded(self.link.timeout(), script).await
     }
 
-    /// `WAIT`s on `connection` (after a granting script there) for the required replicas:
-    /// `None` when enough acknowledged, else how many did.
+    /// `WAIT`s on `connection` (after a granting script there on `key`) for the required
+    /// replicas: `None` when enough acknowledged, else how many did. In a cluster, the
+    /// replicas are those of the shard that owns `key`.
     pub(crate) async fn shortfall(
         &self,
-        connection: &mut MultiplexedConnection,
+        connection: &mut Connection,
+        key: &str,
     ) -> Result<Option<u64>> {
-        let mut wait = redis::cmd("WAIT");
-        wait.arg(self.count).arg(millis(self.timeout));
         let limit = self.timeout + self.link.timeout();
-        let acknowledged: i64 = self.bounded(limit, wait.query_async(connection)).await?;
+        let waiting = connection.wait_replicas(self.count, millis(self.timeout), key);
+        let acknowledged: i64 = self.bounded(limit, waiting).await?;
         let acknowledged = u64::try_from(acknowledged).unwrap_or(0);
         Ok((acknowledged < self.count as u64).then_some(acknowledged))
     }
@@ -95,23 +97,30 @@ impl Replicas {
     }
 
     /// A connection no other command uses: an idle one, or a new one.
-    async fn checkout(&self) -> Result<MultiplexedConnection> {
-        let idle = self
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
+    /// Idle connections opened on a former master (before the Sentinels' last switch) are
+    /// dropped.
+    async fn checkout(&self) -> Result<(u64, Connection)> {
+        let generation = self.link.server().generation();
+        let idle = {
+            let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+            idle.retain(|(opened_at, _)| *opened_at >= generation);
+            idle.pop()
+        };
         match idle {
-            Some(connection) => Ok(connection),
-            None => open(self.link.server(), self.link.connect_timeout()).await,
+            Some(idle) => Ok(idle),
+            None => {
+                let connection = self.link.server().open(self.link.connect_timeout()).await?;
+                Ok((generation, connection))
+            }
         }
     }
 
-    /// Returns a connection whose last command succeeded, for reuse.
-    fn checkin(&self, connection: MultiplexedConnection) {
+    /// Returns a connection whose last command succeeded, for reuse, with the generation it
+    /// was opened at.
+    fn checkin(&self, generation: u64, connection: Connection) {
         let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
         if idle.len() < IDLE {
-            idle.push(connection);
+            idle.push((generation, connection));
         }
     }
 

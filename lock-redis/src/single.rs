@@ -30,8 +30,10 @@ pub struct RedisLock {
 }
 
 impl RedisLock {
-    /// A builder for the master `url` names: `redis://[USER:PASSWORD@]HOST[:PORT][/DB]`, or
-    /// `rediss://` for TLS; see the crate docs for its parameters.
+    /// A builder for the master `url` names: `redis://[USER:PASSWORD@]HOST[:PORT][/DB]`
+    /// (`rediss://` for TLS), a cluster (`redis+cluster://HOST:PORT,HOST:PORT`) or the master
+    /// of a set of Sentinels (`redis+sentinel://HOST:PORT,HOST:PORT/MASTER`); see the crate
+    /// docs for the parameters.
     pub fn builder(url: &str) -> RedisLockBuilder<Self> {
         RedisLockBuilder::new(url)
     }
@@ -40,6 +42,7 @@ impl RedisLock {
         let Settings {
             servers,
             service,
+            topology: _,
             prefix,
             waiter_ttl,
             replicas,
@@ -54,7 +57,7 @@ impl RedisLock {
         let link = Link::new(server, service.connect_timeout, service.operation_timeout);
         link.connect().await?;
         crate::eviction::check(&link, allow_eviction).await?;
-        let subscriber = Subscriber::start(link.server().client.clone(), service.operation_timeout);
+        let subscriber = Subscriber::start(link.server().clone(), service.operation_timeout);
         let replicas = replicas.map(|(count, timeout)| Replicas::new(link.clone(), count, timeout));
         Ok(Self {
             steps: Arc::new(Single {

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use lock_core::backend::{Busy, Deadline, Grant, LockSteps, Try};
 use lock_core::{AcquireOptions, LockName, Result, async_trait};
-use redis::aio::MultiplexedConnection;
 use tokio::time::Instant;
 
+use crate::connection::Connection;
 use crate::error::BACKEND;
 use crate::held::SingleHeld;
 use crate::invocation::{self, Fence, Owner, Waiting};
@@ -39,7 +39,7 @@ pub(crate) struct RedisAttempt {
     lease: Duration,
     queue_ttl: Option<Duration>,
     subscription: Option<Subscription>,
-    dedicated: Option<MultiplexedConnection>,
+    dedicated: Option<Connection>,
 }
 
 impl Single {
@@ -67,7 +67,7 @@ impl Single {
                 if !matches!(outcome, Attempt::Granted(_)) {
                     return Ok(outcome);
                 }
-                let Some(acknowledged) = replicas.shortfall(connection).await? else {
+                let Some(acknowledged) = replicas.shortfall(connection, &keys.lock).await? else {
                     return Ok(outcome);
                 };
                 let released = node.release(keys, owner.token).await.is_ok();
@@ -167,7 +167,8 @@ impl LockSteps for Single {
     /// else on the shared connection, where it queues behind anything already sent.
     async fn clean_up(&self, attempt: &mut RedisAttempt) -> Result<()> {
         if let (Some(mut connection), Some(replicas)) = (attempt.dedicated.take(), &self.replicas) {
-            let release = invocation::release(&attempt.keys, &attempt.token, None);
+            let channels = self.node.link().channels();
+            let release = invocation::release(&attempt.keys, &attempt.token, None, channels);
             let released: Result<(i64, i64)> = replicas.run_on(&mut connection, &release).await;
             if released.is_ok() {
                 return Ok(());

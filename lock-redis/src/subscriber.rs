@@ -4,11 +4,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures_util::StreamExt;
-use redis::Client;
-use redis::aio::{PubSubSink, PubSubStream};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
+
+use crate::pubsub::{Event, PubSub};
+use crate::source::Server;
 
 /// What a waiter sees of its channel: a counter that moves on every wake-up, whether the
 /// subscription is confirmed (when it is not, the waiter falls back to polling), and whom the
@@ -52,11 +52,12 @@ impl std::fmt::Debug for Entry {
 
 impl Subscriber {
     /// Starts the subscriber task; it ends when every clone of this handle is dropped.
-    pub(crate) fn start(client: Client, timeout: Duration) -> Self {
+    pub(crate) fn start(server: Server, timeout: Duration) -> Self {
         let channels: Channels = Arc::default();
         let (requests, receiver) = mpsc::unbounded_channel();
         let task = Task {
-            client,
+            switches: server.switches(),
+            server,
             timeout,
             channels: Arc::clone(&channels),
             connection: None,
@@ -147,10 +148,12 @@ fn lock(channels: &Channels) -> std::sync::MutexGuard<'_, HashMap<String, Entry>
 
 /// The task that owns the pub/sub connection.
 struct Task {
-    client: Client,
+    server: Server,
+    /// The Sentinels' master switches: the connection goes to a former master after one.
+    switches: Option<watch::Receiver<u64>>,
     timeout: Duration,
     channels: Channels,
-    connection: Option<(PubSubSink, PubSubStream)>,
+    connection: Option<PubSub>,
     retry_at: Option<Instant>,
     failures: u32,
 }
@@ -165,10 +168,12 @@ impl Task {
                     Some(Request::Subscribe(channel)) => self.subscribe(&channel).await,
                     Some(Request::Unsubscribe(channel)) => self.unsubscribe(&channel).await,
                 },
-                message = next_message(&mut self.connection) => match message {
-                    Some((channel, next)) => self.wake(&channel, true, Some(next)),
-                    None => self.failed(),
+                event = next_event(&mut self.connection) => match event {
+                    Event::Message { channel, next } => self.wake(&channel, true, Some(next)),
+                    Event::Dropped { channel } => self.resubscribe(&channel).await,
+                    Event::Closed => self.failed(),
                 },
+                () = switched(&mut self.switches) => self.failed(),
                 () = sleep_until(retry_at) => {
                     self.retry_at = None;
                     self.resubscribe_all().await;
@@ -194,10 +199,10 @@ impl Task {
         if self.connection.is_some() {
             return true;
         }
-        let connecting = self.client.get_async_pubsub();
+        let connecting = PubSub::open(&self.server, self.timeout);
         match tokio::time::timeout(self.timeout, connecting).await {
             Ok(Ok(pubsub)) => {
-                self.connection = Some(pubsub.split());
+                self.connection = Some(pubsub);
                 true
             }
             Ok(Err(error)) => {
@@ -216,10 +221,10 @@ impl Task {
         if !lock(&self.channels).contains_key(channel) || !self.ensure_connected().await {
             return;
         }
-        let Some((sink, _)) = self.connection.as_mut() else {
+        let Some(connection) = self.connection.as_mut() else {
             return;
         };
-        match tokio::time::timeout(self.timeout, sink.subscribe(channel)).await {
+        match tokio::time::timeout(self.timeout, connection.subscribe(channel)).await {
             Ok(Ok(())) => {
                 self.failures = 0;
                 self.wake(channel, true, None);
@@ -232,15 +237,26 @@ impl Task {
         if lock(&self.channels).contains_key(channel) {
             return; // a new waiter came meanwhile: stay subscribed
         }
-        let Some((sink, _)) = self.connection.as_mut() else {
+        let Some(connection) = self.connection.as_mut() else {
             return;
         };
         if !matches!(
-            tokio::time::timeout(self.timeout, sink.unsubscribe(channel)).await,
+            tokio::time::timeout(self.timeout, connection.unsubscribe(channel)).await,
             Ok(Ok(()))
         ) {
             self.failed();
         }
+    }
+
+    /// The server ended `channel`'s subscription (its slot moved to another master): its
+    /// waiters poll until it is subscribed again, where the slot lives now. The end of a
+    /// subscription nobody waits on any more is the client's own.
+    async fn resubscribe(&mut self, channel: &str) {
+        if !lock(&self.channels).contains_key(channel) {
+            return;
+        }
+        self.wake(channel, false, None);
+        self.subscribe(channel).await;
     }
 
     /// Moves one channel's counter, waking its waiters.
@@ -270,17 +286,21 @@ impl Task {
     }
 }
 
-/// The channel and payload (the next waiter's token) of the next message, or `None` when the
-/// connection ended. Pending forever while there is no connection.
-async fn next_message(
-    connection: &mut Option<(PubSubSink, PubSubStream)>,
-) -> Option<(String, Arc<str>)> {
+/// The connection's next event; pending forever while there is no connection.
+async fn next_event(connection: &mut Option<PubSub>) -> Event {
     match connection {
-        Some((_, stream)) => stream.next().await.map(|message| {
-            let next: String = message.get_payload().unwrap_or_default();
-            (message.get_channel_name().to_owned(), Arc::from(next))
-        }),
+        Some(connection) => connection.next().await,
         None => std::future::pending().await,
+    }
+}
+
+/// Returns on the Sentinels' next master switch; pending forever without Sentinels.
+async fn switched(switches: &mut Option<watch::Receiver<u64>>) {
+    let Some(switches) = switches else {
+        return std::future::pending().await;
+    };
+    if switches.changed().await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 

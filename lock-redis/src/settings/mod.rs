@@ -2,16 +2,21 @@
 
 use std::time::Duration;
 
+mod servers;
+mod tls;
+
 use lock_core::backend::{Service, ServiceOptions};
 use lock_core::url::LockUrl;
 use lock_core::{AcquireOptions, Error, Result};
-use redis::io::tcp::TcpSettings;
-use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisConnectionInfo};
 
 use crate::keys::validate_prefix;
+use crate::source::Server;
+pub(crate) use servers::Topology;
+use servers::{servers_of, topology_of};
+use tls::{TlsFiles, read_client_certificate, read_pem};
 
 /// The parameters a Redis URL takes besides [`ServiceOptions::KEYS`].
-pub(crate) const KEYS: [&str; 8] = [
+pub(crate) const KEYS: [&str; 9] = [
     "prefix",
     "waiter_ttl",
     "wait_replicas",
@@ -20,6 +25,7 @@ pub(crate) const KEYS: [&str; 8] = [
     "tls_ca",
     "tls_cert",
     "tls_key",
+    "sentinel_password",
 ];
 
 /// Settings the builder may set; each overrides the URL parameter of the same name.
@@ -34,37 +40,17 @@ pub(crate) struct RedisOptions {
     pub(crate) client_certificate: Option<(Vec<u8>, Vec<u8>)>,
 }
 
-/// The PEM files of a `rediss://` connection: the roots to trust instead of the platform's,
-/// and a client certificate with its key.
-#[derive(Clone, Debug, Default)]
-struct TlsFiles {
-    root: Option<Vec<u8>>,
-    client: Option<(Vec<u8>, Vec<u8>)>,
-}
-
 /// Everything a service needs to connect, checked.
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
     pub(crate) servers: Vec<Server>,
+    /// What the URL's scheme names: masters, a cluster or a Sentinel-managed master.
+    pub(crate) topology: Topology,
     pub(crate) service: Service,
     pub(crate) prefix: String,
     pub(crate) waiter_ttl: Duration,
     pub(crate) replicas: Option<(usize, Duration)>,
     pub(crate) allow_eviction: bool,
-}
-
-/// One Redis server to connect to.
-#[derive(Clone)]
-pub(crate) struct Server {
-    pub(crate) client: redis::Client,
-    /// `redis://host:port`, for messages (no password).
-    pub(crate) name: String,
-}
-
-impl std::fmt::Debug for Server {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.name)
-    }
 }
 
 /// The default key prefix.
@@ -145,16 +131,27 @@ impl Settings {
                 None => read_client_certificate(&mut url)?,
             },
         };
+        let sentinel_password = url.take("sentinel_password");
         let known: Vec<&str> = ServiceOptions::KEYS.iter().chain(&KEYS).copied().collect();
         url.finish(&known)?;
+        let (topology, _) = topology_of(&url)?;
         parsed.insert(with_params, url);
         let mut servers = Vec::new();
         for url in &parsed {
             url.finish(&known)?;
-            servers.extend(servers_of(url, &resolved, &tls)?);
+            if topology_of(url)?.0 != topology
+                || (topology != Topology::Masters && !servers.is_empty())
+            {
+                return Err(url.invalid(
+                    "one URL per cluster or Sentinel set: list its hosts as HOST:PORT,HOST:PORT",
+                ));
+            }
+            let password = sentinel_password.as_deref();
+            servers.extend(servers_of(url, &resolved, &tls, password)?);
         }
         Ok(Self {
             servers,
+            topology,
             service: resolved,
             prefix,
             waiter_ttl,
@@ -192,146 +189,5 @@ fn read_replicas(url: &mut LockUrl) -> Result<Option<(usize, Duration)>> {
     }
 }
 
-/// The contents of the file parameter `key` names.
-fn read_pem(url: &mut LockUrl, key: &str) -> Result<Option<Vec<u8>>> {
-    let Some(path) = url.take(key) else {
-        return Ok(None);
-    };
-    std::fs::read(&path)
-        .map(Some)
-        .map_err(|error| url.invalid(format!("{key} {path:?} cannot be read: {error}")))
-}
-
-fn read_client_certificate(url: &mut LockUrl) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-    match (read_pem(url, "tls_cert")?, read_pem(url, "tls_key")?) {
-        (Some(cert), Some(key)) => Ok(Some((cert, key))),
-        (None, None) => Ok(None),
-        _ => Err(url.invalid(
-            "a client certificate and its key go together: give both tls_cert and tls_key",
-        )),
-    }
-}
-
-/// A client per host of `url`, with its credentials, database and TLS settings.
-fn servers_of(url: &LockUrl, service: &Service, files: &TlsFiles) -> Result<Vec<Server>> {
-    let tls = match url.scheme() {
-        "redis" => false,
-        "rediss" => true,
-        other => {
-            return Err(url.invalid(format!("scheme {other:?} is not redis or rediss (TLS)")));
-        }
-    };
-    if !tls && (files.root.is_some() || files.client.is_some()) {
-        return Err(url.invalid("certificates are for TLS: write rediss:// to use them"));
-    }
-    let db = match url.path().trim_start_matches('/') {
-        "" => 0,
-        db => db
-            .parse::<i64>()
-            .map_err(|_| url.invalid(format!("database {db:?} is not a number")))?,
-    };
-    let mut redis = RedisConnectionInfo::default().set_db(db);
-    if let Some(user) = url.user() {
-        redis = redis.set_username(user);
-    }
-    if let Some(password) = url.password() {
-        redis = redis.set_password(password);
-    }
-    // A peer that stops acknowledging (cable pulled, host frozen) fails the socket after the
-    // operation timeout instead of the kernel's many minutes of retransmissions.
-    let tcp = TcpSettings::default()
-        .set_nodelay(true)
-        .set_user_timeout(service.operation_timeout);
-    url.hosts()
-        .iter()
-        .map(|host| {
-            let port = host.port.unwrap_or(6379);
-            let name = format!("{}://{}", url.scheme(), host.address(6379));
-            let addr = if tls {
-                // Several crates may install a rustls provider; an error means one is there.
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                ConnectionAddr::TcpTls {
-                    host: host.name.clone(),
-                    port,
-                    insecure: false,
-                    tls_params: None,
-                }
-            } else {
-                ConnectionAddr::Tcp(host.name.clone(), port)
-            };
-            let info = addr
-                .into_connection_info()
-                .map(|info: ConnectionInfo| {
-                    info.set_redis_settings(redis.clone())
-                        .set_tcp_settings(tcp.clone())
-                })
-                .map_err(|error| url.invalid(error))?;
-            let client = if tls && (files.root.is_some() || files.client.is_some()) {
-                let certificates = redis::TlsCertificates {
-                    client_tls: files.client.clone().map(|(client_cert, client_key)| {
-                        redis::ClientTlsConfig {
-                            client_cert,
-                            client_key,
-                        }
-                    }),
-                    root_cert: files.root.clone(),
-                };
-                redis::Client::build_with_tls(info, certificates)
-            } else {
-                redis::Client::open(info)
-            }
-            .map_err(|error| url.invalid(format!("TLS settings: {error}")))?;
-            Ok(Server { client, name })
-        })
-        .collect()
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn resolve(urls: &str) -> Result<Settings> {
-        Settings::resolve(urls, &ServiceOptions::default(), &RedisOptions::default())
-    }
-
-    #[test]
-    fn one_url_many_hosts_or_many_urls_are_the_same_masters() {
-        let joined = resolve("redis://:pw@a:1,b:2,c?prefix=x").expect("valid");
-        let listed =
-            resolve("redis://:pw@a:1?prefix=x,redis://:pw@b:2,redis://:pw@c").expect("valid");
-        let names = |s: &Settings| s.servers.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
-        assert_eq!(
-            names(&joined),
-            ["redis://a:1", "redis://b:2", "redis://c:6379"]
-        );
-        assert_eq!(names(&joined), names(&listed));
-        assert_eq!(joined.prefix, "x");
-    }
-
-    #[test]
-    fn parameters_are_read_and_checked() {
-        let settings = resolve(
-            "rediss://h/3?wait_replicas=2&wait_timeout=250ms&waiter_ttl=9s&allow_eviction=true",
-        )
-        .expect("valid");
-        assert_eq!(settings.replicas, Some((2, Duration::from_millis(250))));
-        assert_eq!(settings.waiter_ttl, Duration::from_secs(9));
-        assert!(settings.allow_eviction);
-        for bad in [
-            "redis://h?prefix=a%7Bb",
-            "redis://h?waiter_ttl=10ms",
-            "redis://h?wait_replicas=0",
-            "redis://h?wait_timeout=1s",
-            "redis://h/zero",
-            "http://h",
-            "",
-        ] {
-            let error = resolve(bad).expect_err(bad);
-            assert_eq!(
-                error.kind(),
-                lock_core::ErrorKind::InvalidInput,
-                "{bad}: {error}"
-            );
-        }
-    }
-}
+mod tests;
