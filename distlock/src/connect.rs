@@ -43,6 +43,22 @@ pub const SCHEMES: &[Scheme] = &[
         "one Redis master, or Redlock over several hosts",
     ),
     scheme("rediss", Some("redis"), "Redis over TLS"),
+    scheme(
+        "redis+cluster",
+        Some("redis"),
+        "a Redis Cluster, by its seed nodes",
+    ),
+    scheme("rediss+cluster", Some("redis"), "a Redis Cluster over TLS"),
+    scheme(
+        "redis+sentinel",
+        Some("redis"),
+        "the Redis master a set of Sentinels names",
+    ),
+    scheme(
+        "rediss+sentinel",
+        Some("redis"),
+        "a Sentinel-managed Redis over TLS",
+    ),
     scheme("postgres", Some("postgres"), "PostgreSQL"),
     scheme("postgresql", Some("postgres"), "PostgreSQL"),
     scheme("mysql", Some("mysql"), "MySQL or MariaDB"),
@@ -61,6 +77,8 @@ pub const SCHEMES: &[Scheme] = &[
 /// | `memory://NAME` | in-process [`MemoryLock`](lock_core::MemoryLock), shared by every `connect` with the same `NAME` in this process |
 /// | `zk://[user:password@]host:port[,host:port...][/chroot]` | ZooKeeper (`zookeeper` feature), see `lock_zk` |
 /// | `redis://[user:password@]host:port[/db]`, `rediss://...` | Redis (`redis` feature); several hosts form a Redlock, see `lock_redis` |
+/// | `redis+cluster://[user:password@]host:port[,host:port...]`, `rediss+cluster://...` | a Redis Cluster by its seed nodes (`redis` feature) |
+/// | `redis+sentinel://host:port[,host:port...]/MASTER[/db]`, `rediss+sentinel://...` | the master a set of Redis Sentinels names (`redis` feature) |
 /// | `postgres://user@host:port/db` | PostgreSQL (`postgres` feature), see `lock_sql` |
 /// | `mysql://user@host:port/db`, `mariadb://...` | MySQL or MariaDB (`mysql` feature), see `lock_sql` |
 /// | `sqlite://PATH`, `sqlite::memory:` | SQLite file shared by local processes (`sqlite` feature), see `lock_sql` |
@@ -109,6 +127,10 @@ pub async fn connect(url: &str) -> Result<Arc<dyn DistributedLock>> {
         "zk" => Ok(Arc::new(lock_zk::ZkLock::builder(url).connect().await?)),
         #[cfg(feature = "redis")]
         "redis" | "rediss" => connect_redis(url).await,
+        #[cfg(feature = "redis")]
+        "redis+cluster" | "rediss+cluster" | "redis+sentinel" | "rediss+sentinel" => Ok(Arc::new(
+            lock_redis::RedisLock::builder(url).connect().await?,
+        )),
         #[cfg(feature = "postgres")]
         "postgres" | "postgresql" => Ok(Arc::new(lock_sql::SqlLock::builder(url).connect().await?)),
         #[cfg(feature = "mysql")]

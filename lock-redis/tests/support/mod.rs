@@ -42,13 +42,66 @@ pub fn socket_addr(url: &str) -> Option<std::net::SocketAddr> {
         .next()
 }
 
-/// A plain multiplexed connection to `url`, for commands issued behind the lock's back.
-pub async fn raw(url: &str) -> lock_redis::redis::aio::MultiplexedConnection {
-    lock_redis::redis::Client::open(url)
-        .expect("valid url")
-        .get_multiplexed_async_connection()
-        .await
-        .expect("raw connection")
+/// A plain connection for commands issued behind the lock's back: to the server `url` names,
+/// or, for `redis+cluster://`, a cluster connection that routes each key to its node.
+pub async fn raw(url: &str) -> Raw {
+    use lock_redis::redis;
+    if let Some(hosts) = url.strip_prefix("redis+cluster://") {
+        let hosts = hosts.split(['/', '?']).next().unwrap_or_default();
+        let nodes: Vec<String> = hosts
+            .split(',')
+            .map(|host| format!("redis://{host}"))
+            .collect();
+        let client = redis::cluster::ClusterClient::new(nodes).expect("valid cluster url");
+        return Raw::Cluster(
+            client
+                .get_async_connection()
+                .await
+                .expect("raw cluster connection"),
+        );
+    }
+    let client = redis::Client::open(url).expect("valid url");
+    Raw::Server(
+        client
+            .get_multiplexed_async_connection()
+            .await
+            .expect("raw connection"),
+    )
+}
+
+/// A raw connection of either kind.
+#[derive(Clone)]
+pub enum Raw {
+    Server(lock_redis::redis::aio::MultiplexedConnection),
+    Cluster(lock_redis::redis::cluster_async::ClusterConnection),
+}
+
+impl lock_redis::redis::aio::ConnectionLike for Raw {
+    fn req_packed_command<'a>(
+        &'a mut self,
+        cmd: &'a lock_redis::redis::Cmd,
+    ) -> lock_redis::redis::RedisFuture<'a, lock_redis::redis::Value> {
+        match self {
+            Self::Server(connection) => connection.req_packed_command(cmd),
+            Self::Cluster(connection) => connection.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a lock_redis::redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> lock_redis::redis::RedisFuture<'a, Vec<lock_redis::redis::Value>> {
+        match self {
+            Self::Server(connection) => connection.req_packed_commands(pipeline, offset, count),
+            Self::Cluster(connection) => connection.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        0
+    }
 }
 
 /// The waiter queue keys of `name`: (queue, queue expiry).

@@ -30,7 +30,7 @@ impl RedisTarget {
     }
 
     /// A plain connection for commands issued behind the lock's back.
-    async fn raw(&self) -> redis::aio::MultiplexedConnection {
+    async fn raw(&self) -> super::Raw {
         super::raw(self.admin.as_deref().unwrap_or(&self.url)).await
     }
 
@@ -63,11 +63,12 @@ impl ConformanceTarget for RedisTarget {
         addr: SocketAddr,
         timeout: Duration,
     ) -> Option<Result<Arc<dyn DistributedLock>>> {
-        let scheme = self
-            .url
-            .split_once("://")
-            .map_or("redis", |(scheme, _)| scheme);
-        let builder = RedisLock::builder(&self.with_params(&format!("{scheme}://{addr}")))
+        // The target's URL with `addr` for its hosts: same scheme, same path (a Sentinel
+        // URL's master name).
+        let (scheme, rest) = self.url.split_once("://").unwrap_or(("redis", ""));
+        let path = rest.find(['/', '?']).map_or("", |at| &rest[at..]);
+        let url = format!("{scheme}://{addr}{path}");
+        let builder = RedisLock::builder(&self.with_params(&url))
             .connect_timeout(timeout)
             .operation_timeout(timeout);
         Some(
