@@ -19,6 +19,14 @@ pub(crate) fn from_redis(error: RedisError, server: &str) -> Error {
                  URL and the user's ACL rules"
             ),
         ),
+        redis::ErrorKind::Server(redis::ServerErrorKind::NoPerm) => (
+            ErrorKind::Backend,
+            format!(
+                "the Redis user at {server} lacks a permission the lock needs ({}): grant the \
+                 commands, keys and channels of lock-redis's minimal ACL",
+                error.detail().unwrap_or("NOPERM")
+            ),
+        ),
         redis::ErrorKind::Parse => (
             ErrorKind::Unavailable,
             format!(
