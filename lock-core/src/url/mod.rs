@@ -14,6 +14,7 @@
 
 mod decode;
 mod duration;
+mod file;
 mod redact;
 
 use std::fmt;

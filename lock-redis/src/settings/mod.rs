@@ -13,7 +13,7 @@ use crate::keys::validate_prefix;
 use crate::source::Server;
 pub(crate) use servers::Topology;
 use servers::{servers_of, topology_of};
-use tls::{TlsFiles, read_client_certificate, read_pem};
+use tls::TlsFiles;
 
 /// The parameters a Redis URL takes besides [`ServiceOptions::KEYS`].
 pub(crate) const KEYS: [&str; 9] = [
@@ -124,11 +124,11 @@ impl Settings {
         let tls = TlsFiles {
             root: match &options.root_certificate {
                 Some(pem) => Some(pem.clone()),
-                None => read_pem(&mut url, "tls_ca")?,
+                None => url.take_file("tls_ca")?,
             },
             client: match &options.client_certificate {
                 Some(pair) => Some(pair.clone()),
-                None => read_client_certificate(&mut url)?,
+                None => url.take_client_identity()?,
             },
         };
         let sentinel_password = url.take("sentinel_password");
