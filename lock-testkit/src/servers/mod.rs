@@ -13,9 +13,12 @@ mod redis;
 mod redis_cluster;
 mod redis_sentinel;
 mod resp;
+mod resp_process;
 mod sentinel;
 mod slot_migration;
+mod zk_ensemble;
 mod zookeeper;
+mod zookeeper_tls;
 
 pub(crate) use dirs::server_dir;
 pub use mariadb::MariaDbServer;
@@ -28,7 +31,8 @@ pub use redis::RedisServer;
 pub use redis_cluster::RedisCluster;
 pub use redis_sentinel::RedisSentinel;
 pub use sentinel::SentinelServer;
-pub use zookeeper::{ZkEnsemble, ZkServer, four_letter};
+pub use zk_ensemble::ZkEnsemble;
+pub use zookeeper::{ZkServer, four_letter};
 
 /// An existing server's URL from `LOCK_TEST_<BACKEND>_URL` (`backend`: `REDIS`, `ZOOKEEPER`,
 /// `POSTGRES`, `MYSQL`), used instead of spawning one.

@@ -4,21 +4,18 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use super::dirs::server_dir;
 use super::ports::PortReservation;
-use super::process::{Launch, ServerProcess, accepts, find_binary};
+use super::process::ServerProcess;
+use super::resp_process::{Prepared, RespProcess};
 use crate::ServerError;
 use crate::tls::ServerTls;
 
 /// A `redis-server` on a reserved loopback port with no persistence, killed on drop.
 #[derive(Debug)]
 pub struct RedisServer {
-    process: ServerProcess,
-    port: u16,
+    resp: RespProcess,
     /// The TLS port of a server started by [`start_tls`](RedisServer::start_tls).
     tls: Option<PortReservation>,
-    _reservation: PortReservation,
-    _dir: tempfile::TempDir,
 }
 
 impl RedisServer {
@@ -67,7 +64,7 @@ impl RedisServer {
                     server: "redis",
                     reason: format!(
                         "the replica never synchronised; log:\n{}",
-                        replica.process.log_tail()
+                        replica.resp.log_tail()
                     ),
                 });
             }
@@ -115,16 +112,11 @@ impl RedisServer {
     ///
     /// As [`start`](RedisServer::start).
     pub fn start_with(extra: &[String]) -> Result<Self, ServerError> {
-        let program = find_binary("redis-server", &[]).ok_or(ServerError::Missing {
-            server: "redis",
-            binary: "redis-server".to_owned(),
-        })?;
-        let dir = server_dir("redis")?;
-        let reservation = PortReservation::new()?;
-        let port = reservation.port();
+        let prepared = Prepared::new("redis")?;
+        let dir = prepared.dir.path().display().to_string();
         let mut args: Vec<String> = [
             "--port",
-            &port.to_string(),
+            &prepared.port().to_string(),
             "--bind",
             "127.0.0.1",
             "--save",
@@ -132,7 +124,7 @@ impl RedisServer {
             "--appendonly",
             "no",
             "--dir",
-            &dir.path().display().to_string(),
+            &dir,
             "--daemonize",
             "no",
         ]
@@ -140,45 +132,25 @@ impl RedisServer {
         .map(|arg| (*arg).to_owned())
         .collect();
         args.extend_from_slice(extra);
-        let launch = Launch {
-            server: "redis",
-            program,
-            args,
-            log: dir.path().join("redis.log"),
-            user: None,
-            env: Vec::new(),
-        };
-        let mut server = Self {
-            process: ServerProcess::spawn(launch)?,
-            port,
+        Ok(Self {
+            resp: prepared.spawn(args)?,
             tls: None,
-            _reservation: reservation,
-            _dir: dir,
-        };
-        server.wait_ready()?;
-        Ok(server)
-    }
-
-    fn wait_ready(&mut self) -> Result<(), ServerError> {
-        let port = self.port;
-        self.process.wait_ready(Duration::from_secs(10), || {
-            accepts(port) && command(port, "PING").is_ok_and(|r| r.starts_with("+PONG"))
         })
     }
 
     /// The server's URL: `redis://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        format!("redis://127.0.0.1:{}", self.resp.port())
     }
 
     /// The server's port.
     pub fn port(&self) -> u16 {
-        self.port
+        self.resp.port()
     }
 
     /// The supervised process: kill, pause, resume.
     pub fn process(&mut self) -> &mut ServerProcess {
-        &mut self.process
+        self.resp.process()
     }
 
     /// Kills and restarts the server on the same port (data is not persisted).
@@ -187,13 +159,12 @@ impl RedisServer {
     ///
     /// As [`start`](RedisServer::start).
     pub fn restart(&mut self) -> Result<(), ServerError> {
-        self.process.restart()?;
-        self.wait_ready()
+        self.resp.restart()
     }
 
     /// The log's last lines, for error messages.
     pub(crate) fn log_tail(&self) -> String {
-        self.process.log_tail()
+        self.resp.log_tail()
     }
 
     /// Sends one inline command and returns the raw reply (for `INFO`, `REPLICAOF NO ONE`, ...).
@@ -202,7 +173,7 @@ impl RedisServer {
     ///
     /// The connection's I/O error.
     pub fn command(&self, line: &str) -> std::io::Result<String> {
-        command(self.port, line)
+        command(self.resp.port(), line)
     }
 }
 

@@ -1,22 +1,16 @@
 //! One Redis Sentinel: `redis-server SENTINEL.CONF --sentinel` on a reserved loopback port.
 
-use std::time::Duration;
-
-use super::dirs::server_dir;
-use super::ports::PortReservation;
-use super::process::{Launch, ServerProcess, accepts, find_binary};
+use super::process::ServerProcess;
 use super::redis::command;
 use super::resp::{Reply, call};
+use super::resp_process::{Prepared, RespProcess};
 use crate::ServerError;
 
 /// A sentinel process monitoring one primary, with its (sentinel-rewritten) configuration in a
 /// temp dir. Killed on drop. Started by [`RedisSentinel`](super::RedisSentinel).
 #[derive(Debug)]
 pub struct SentinelServer {
-    process: ServerProcess,
-    port: u16,
-    _reservation: PortReservation,
-    _dir: tempfile::TempDir,
+    resp: RespProcess,
 }
 
 /// What a sentinel reports about one instance: `SENTINEL master` or one of `SENTINEL
@@ -28,59 +22,35 @@ impl SentinelServer {
     /// `quorum`, a 1 s down-after period and a 5 s fail-over timeout, and waits until it
     /// answers `PING`.
     pub(crate) fn start(name: &str, primary_port: u16, quorum: usize) -> Result<Self, ServerError> {
-        let program = find_binary("redis-server", &[]).ok_or(ServerError::Missing {
-            server: "sentinel",
-            binary: "redis-server".to_owned(),
-        })?;
-        let dir = server_dir("sentinel")?;
-        let reservation = PortReservation::new()?;
-        let port = reservation.port();
-        let conf = dir.path().join("sentinel.conf");
+        let prepared = Prepared::new("sentinel")?;
+        let port = prepared.port();
+        let conf = prepared.dir.path().join("sentinel.conf");
         let text = format!(
             "port {port}\nbind 127.0.0.1\ndir \"{}\"\nsentinel resolve-hostnames no\n\
              sentinel monitor {name} 127.0.0.1 {primary_port} {quorum}\n\
              sentinel down-after-milliseconds {name} 1000\n\
              sentinel failover-timeout {name} 5000\n\
              sentinel parallel-syncs {name} 1\n",
-            dir.path().display()
+            prepared.dir.path().display()
         );
         std::fs::write(&conf, text).map_err(|error| ServerError::Failed {
             server: "sentinel",
             reason: format!("{}: {error}", conf.display()),
         })?;
-        let launch = Launch {
-            server: "sentinel",
-            program,
-            args: vec![conf.display().to_string(), "--sentinel".to_owned()],
-            log: dir.path().join("sentinel.log"),
-            user: None,
-            env: Vec::new(),
-        };
-        let mut sentinel = Self {
-            process: ServerProcess::spawn(launch)?,
-            port,
-            _reservation: reservation,
-            _dir: dir,
-        };
-        sentinel.wait_ready()?;
-        Ok(sentinel)
-    }
-
-    fn wait_ready(&mut self) -> Result<(), ServerError> {
-        let port = self.port;
-        self.process.wait_ready(Duration::from_secs(10), || {
-            accepts(port) && command(port, "PING").is_ok_and(|reply| reply.starts_with("+PONG"))
+        let args = vec![conf.display().to_string(), "--sentinel".to_owned()];
+        Ok(Self {
+            resp: prepared.spawn(args)?,
         })
     }
 
     /// The sentinel's port.
     pub fn port(&self) -> u16 {
-        self.port
+        self.resp.port()
     }
 
     /// The supervised process: kill, pause, resume.
     pub fn process(&mut self) -> &mut ServerProcess {
-        &mut self.process
+        self.resp.process()
     }
 
     /// Kills and restarts the sentinel on the same port, with the configuration it last wrote
@@ -90,8 +60,7 @@ impl SentinelServer {
     ///
     /// [`ServerError::Failed`] when it does not answer `PING` within 10 s.
     pub fn restart(&mut self) -> Result<(), ServerError> {
-        self.process.restart()?;
-        self.wait_ready()
+        self.resp.restart()
     }
 
     /// Sends one inline command (`SENTINEL masters`, `SENTINEL ckquorum distlock`, ...) and
@@ -101,13 +70,17 @@ impl SentinelServer {
     ///
     /// The connection's I/O error.
     pub fn command(&self, line: &str) -> std::io::Result<String> {
-        command(self.port, line)
+        command(self.resp.port(), line)
     }
 
     /// The port of the primary this sentinel names for `name` (`SENTINEL
     /// get-master-addr-by-name`), if it answers.
     pub fn primary_port(&self, name: &str) -> Option<u16> {
-        let reply = call(self.port, &["SENTINEL", "get-master-addr-by-name", name]).ok()?;
+        let reply = call(
+            self.resp.port(),
+            &["SENTINEL", "get-master-addr-by-name", name],
+        )
+        .ok()?;
         reply.items().get(1)?.text()?.parse().ok()
     }
 
@@ -124,8 +97,8 @@ impl SentinelServer {
 
     /// Sends `args`, failing with the error of the connection or of the sentinel.
     pub(crate) fn ask(&self, args: &[&str]) -> Result<Reply, String> {
-        let shown = || format!("{} (sentinel on {})", args.join(" "), self.port);
-        call(self.port, args)
+        let shown = || format!("{} (sentinel on {})", args.join(" "), self.resp.port());
+        call(self.resp.port(), args)
             .map_err(|error| format!("{}: {error}", shown()))?
             .ok()
             .map_err(|error| format!("{}: {error}", shown()))
@@ -133,7 +106,7 @@ impl SentinelServer {
 
     /// The log's last lines, for error messages.
     pub(crate) fn log_tail(&self) -> String {
-        self.process.log_tail()
+        self.resp.log_tail()
     }
 }
 

@@ -1,4 +1,5 @@
-//! ZooKeeper servers: standalone, or an ensemble of N nodes on loopback.
+//! A ZooKeeper server process: standalone, optionally serving TLS, or one node of a
+//! [`ZkEnsemble`](super::ZkEnsemble).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -8,14 +9,18 @@ use std::time::Duration;
 use super::dirs::server_dir;
 use super::ports::PortReservation;
 use super::process::{Launch, ServerProcess};
+use super::zookeeper_tls;
 use crate::ServerError;
+use crate::tls::ServerTls;
 
 /// One ZooKeeper server process (standalone, or one node of a [`ZkEnsemble`]).
 #[derive(Debug)]
 pub struct ZkServer {
     process: ServerProcess,
     client_port: u16,
-    /// The client port, and in an ensemble the peer and election ports.
+    /// The TLS client port of a server started by [`start_tls`](ZkServer::start_tls).
+    tls_port: Option<u16>,
+    /// The client port, then the peer and election ports (ensemble) or the TLS port.
     _reservations: Vec<PortReservation>,
     _dir: tempfile::TempDir,
 }
@@ -81,11 +86,13 @@ pub fn four_letter(port: u16, command: &str) -> std::io::Result<String> {
 }
 
 /// The settings a node needs besides its ports.
-struct NodeConfig<'a> {
-    tick_ms: u32,
-    my_id: Option<usize>,
-    peers: &'a [(u16, u16, u16)],
-    env: &'a [(String, String)],
+pub(super) struct NodeConfig<'a> {
+    pub(super) tick_ms: u32,
+    pub(super) my_id: Option<usize>,
+    pub(super) peers: &'a [(u16, u16, u16)],
+    pub(super) env: &'a [(String, String)],
+    /// Serve TLS on the second reservation's port with these certificates.
+    pub(super) tls: Option<&'a ServerTls>,
 }
 
 impl ZkServer {
@@ -123,6 +130,7 @@ impl ZkServer {
             my_id: None,
             peers: &[],
             env,
+            tls: None,
         };
         let reservation = PortReservation::new()?;
         let mut server = Self::launch(vec![reservation], &config)?;
@@ -131,8 +139,29 @@ impl ZkServer {
         Ok(server)
     }
 
+    /// Starts a standalone server that serves TLS on [`tls_port`](ZkServer::tls_port) with
+    /// `tls` (mutual TLS when it demands client certificates), besides plaintext on
+    /// [`port`](ZkServer::port) for the four-letter commands.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](ZkServer::start).
+    pub fn start_tls(tls: &ServerTls) -> Result<Self, ServerError> {
+        let config = NodeConfig {
+            tick_ms: 2000,
+            my_id: None,
+            peers: &[],
+            env: &[],
+            tls: Some(tls),
+        };
+        let reservations = vec![PortReservation::new()?, PortReservation::new()?];
+        let mut server = Self::launch(reservations, &config)?;
+        server.wait_ready(|answer| answer.contains("Mode: "), "srvr")?;
+        Ok(server)
+    }
+
     /// Starts a node whose client port is the first of `reservations`.
-    fn launch(
+    pub(super) fn launch(
         reservations: Vec<PortReservation>,
         config: &NodeConfig<'_>,
     ) -> Result<Self, ServerError> {
@@ -155,6 +184,17 @@ impl ZkServer {
             config.tick_ms,
             data.display()
         );
+        let mut jvm = Vec::new();
+        let tls_port = match config.tls {
+            Some(tls) => {
+                let port = reservations.get(1).map_or(0, PortReservation::port);
+                let secure = zookeeper_tls::configure(dir.path(), tls, port).map_err(failed)?;
+                cfg.push_str(&secure.cfg);
+                jvm.extend(secure.jvm_args);
+                Some(port)
+            }
+            None => None,
+        };
         if let Some(my_id) = config.my_id {
             std::fs::write(data.join("myid"), my_id.to_string())
                 .map_err(|e| failed(format!("myid: {e}")))?;
@@ -172,7 +212,8 @@ impl ZkServer {
         } else {
             "org.apache.zookeeper.server.ZooKeeperServerMain"
         };
-        let args = vec![
+        let mut args = jvm;
+        args.extend([
             "-Xms64m".to_owned(),
             "-Xmx256m".to_owned(),
             "-XX:+UseSerialGC".to_owned(),
@@ -184,7 +225,7 @@ impl ZkServer {
             classpath,
             main.to_owned(),
             cfg_path.display().to_string(),
-        ];
+        ]);
         let launch = Launch {
             server: "zookeeper",
             program: java,
@@ -196,12 +237,13 @@ impl ZkServer {
         Ok(Self {
             process: ServerProcess::spawn(launch)?,
             client_port,
+            tls_port,
             _reservations: reservations,
             _dir: dir,
         })
     }
 
-    fn wait_ready(
+    pub(super) fn wait_ready(
         &mut self,
         ready: impl Fn(&str) -> bool,
         command: &str,
@@ -227,6 +269,18 @@ impl ZkServer {
         self.client_port
     }
 
+    /// The TLS client port, for a server started by [`start_tls`](ZkServer::start_tls).
+    pub fn tls_port(&self) -> Option<u16> {
+        self.tls_port
+    }
+
+    /// The TLS URL, `zk+tls://127.0.0.1:PORT` (without the certificate parameters), for a
+    /// server started by [`start_tls`](ZkServer::start_tls).
+    pub fn tls_url(&self) -> Option<String> {
+        self.tls_port
+            .map(|port| format!("zk+tls://127.0.0.1:{port}"))
+    }
+
     /// The supervised process: kill, pause, resume.
     pub fn process(&mut self) -> &mut ServerProcess {
         &mut self.process
@@ -249,76 +303,5 @@ impl ZkServer {
     pub fn restart(&mut self) -> Result<(), ServerError> {
         self.process.restart()?;
         self.wait_ready(|answer| answer.contains("Mode: "), "srvr")
-    }
-}
-
-/// An ensemble of ZooKeeper nodes on loopback, each a [`ZkServer`].
-#[derive(Debug)]
-pub struct ZkEnsemble {
-    nodes: Vec<ZkServer>,
-}
-
-impl ZkEnsemble {
-    /// Starts `size` nodes and waits until each serves as leader or follower.
-    ///
-    /// # Errors
-    ///
-    /// As [`ZkServer::start`].
-    pub fn start(size: usize) -> Result<Self, ServerError> {
-        let mut reserved = Vec::with_capacity(size);
-        for _ in 0..size {
-            reserved.push(vec![
-                PortReservation::new()?,
-                PortReservation::new()?,
-                PortReservation::new()?,
-            ]);
-        }
-        let peers: Vec<(u16, u16, u16)> = reserved
-            .iter()
-            .map(|ports| (ports[0].port(), ports[1].port(), ports[2].port()))
-            .collect();
-        let mut nodes = Vec::with_capacity(size);
-        for (index, reservations) in reserved.into_iter().enumerate() {
-            let config = NodeConfig {
-                tick_ms: 500,
-                my_id: Some(index + 1),
-                peers: &peers,
-                env: &[],
-            };
-            nodes.push(ZkServer::launch(reservations, &config)?);
-        }
-        for node in &mut nodes {
-            node.wait_ready(
-                |answer| answer.contains("Mode: leader") || answer.contains("Mode: follower"),
-                "srvr",
-            )?;
-        }
-        Ok(Self { nodes })
-    }
-
-    /// The nodes, in `myid` order.
-    pub fn nodes(&mut self) -> &mut [ZkServer] {
-        &mut self.nodes
-    }
-
-    /// The connect string with every node: `127.0.0.1:P1,127.0.0.1:P2,...`.
-    pub fn connect_string(&self) -> String {
-        self.nodes
-            .iter()
-            .map(ZkServer::connect_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    }
-
-    /// The ensemble's URL: `zk://127.0.0.1:P1,127.0.0.1:P2,...`.
-    pub fn url(&self) -> String {
-        format!("zk://{}", self.connect_string())
-    }
-
-    /// The index of the node that currently leads, if any answers `Mode: leader`.
-    pub fn leader(&self) -> Option<usize> {
-        self.nodes
-            .iter()
-            .position(|node| node.mode().as_deref() == Some("leader"))
     }
 }
