@@ -1,5 +1,6 @@
-//! The scenario runner: `compare-bench [--quick] [--out DIR] [--only a,b]` starts (or finds) the
-//! servers, runs the scenarios and writes `report.md`, `results.jsonl` and SVG charts.
+//! The scenario runner: `compare-bench [--quick] [--out DIR] [--only a,b] [--backends x,y]`
+//! starts (or finds) the servers, runs the scenarios and writes `report.md`, `results.jsonl` and
+//! SVG charts.
 //! `--report-from results.jsonl` writes the report again from an earlier run's results.
 
 use std::path::PathBuf;
@@ -15,6 +16,8 @@ struct Options {
     quick: bool,
     out: PathBuf,
     only: Option<Vec<String>>,
+    /// Latency and contention: only the systems on these backends.
+    backends: Option<Vec<String>>,
     command: String,
     /// Re-render the report from this `results.jsonl` instead of measuring.
     report_from: Option<PathBuf>,
@@ -25,6 +28,7 @@ fn options() -> BenchResult<Options> {
         quick: false,
         out: PathBuf::from("docs/results"),
         only: None,
+        backends: None,
         command: std::env::var("COMPARE_COMMAND").unwrap_or_else(|_| "compare-bench".to_owned()),
         report_from: None,
     };
@@ -40,7 +44,11 @@ fn options() -> BenchResult<Options> {
                 let list = args.next().ok_or("--only needs a list")?;
                 options.only = Some(list.split(',').map(str::to_owned).collect());
             }
-            other => return Err(format!("unknown argument {other:?}; usage: compare-bench [--quick] [--out DIR] [--only latency,contention,waiting,herd,crash,failover,many,shared,election] [--report-from results.jsonl]").into()),
+            "--backends" => {
+                let list = args.next().ok_or("--backends needs a list")?;
+                options.backends = Some(list.split(',').map(str::to_owned).collect());
+            }
+            other => return Err(format!("unknown argument {other:?}; usage: compare-bench [--quick] [--out DIR] [--only latency,contention,waiting,herd,crash,failover,many,shared,election] [--backends memory,sqlite,postgres,mysql,redis,redis-cluster,zookeeper] [--report-from results.jsonl]").into()),
         }
     }
     Ok(options)
@@ -79,6 +87,7 @@ async fn main() -> BenchResult<()> {
         quick: options.quick,
         records: Vec::new(),
         skipped: Vec::new(),
+        backends: options.backends.clone(),
     };
     let wanted = |id: &str| {
         options
@@ -86,6 +95,14 @@ async fn main() -> BenchResult<()> {
             .as_ref()
             .is_none_or(|only| only.iter().any(|o| o == id))
     };
+    let swept = wanted(scenarios::latency::ID) || wanted(scenarios::contention::ID);
+    if swept && ctx.wants(scenarios::REDIS_CLUSTER) {
+        eprintln!("compare-bench: starting a Redis Cluster");
+        if let Err(error) = ctx.servers.start_redis_cluster() {
+            // Named as distlock's, so the run fails at the end like any backend of ours.
+            ctx.skip(format!("distlock on {}: {error}", scenarios::REDIS_CLUSTER));
+        }
+    }
     type Scenario = for<'a> fn(
         &'a mut Ctx,
     ) -> std::pin::Pin<

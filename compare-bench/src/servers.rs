@@ -1,6 +1,8 @@
 //! The servers a run measures: spawned with lock-testkit, or taken from `LOCK_TEST_<BACKEND>_URL`.
 
-use lock_testkit::servers::{MariaDbServer, PostgresServer, RedisServer, ZkServer, external_url};
+use lock_testkit::servers::{
+    MariaDbServer, PostgresServer, RedisCluster, RedisServer, ZkServer, external_url,
+};
 
 use crate::BenchResult;
 
@@ -19,6 +21,7 @@ pub struct Servers {
     _postgres: Running<PostgresServer>,
     _mysql: Running<MariaDbServer>,
     _sqlite_dir: tempfile::TempDir,
+    _redis_cluster: Option<Running<RedisCluster>>,
     /// `redis://host:port`.
     pub redis: String,
     /// `zk://host:port`.
@@ -29,7 +32,16 @@ pub struct Servers {
     pub mysql: String,
     /// `sqlite://PATH` of a database file in a temp dir.
     pub sqlite: String,
+    /// `redis+cluster://host:port,...` once [`Servers::start_redis_cluster`] has run.
+    pub redis_cluster: Option<String>,
 }
+
+/// The Redis Cluster's shape: 3 primaries (Redis Cluster's minimum), each with one replica, as
+/// a small production cluster is laid out.
+pub const CLUSTER_PRIMARIES: usize = 3;
+
+/// Replicas per primary of the Redis Cluster.
+pub const CLUSTER_REPLICAS: usize = 1;
 
 fn start<T>(
     backend: &str,
@@ -63,18 +75,42 @@ impl Servers {
             _postgres: pg_server,
             _mysql: my_server,
             _sqlite_dir: dir,
+            _redis_cluster: None,
             redis,
             zookeeper,
             postgres,
             mysql,
             sqlite,
+            redis_cluster: None,
         })
     }
 
-    /// The URL of `backend` (`redis`, `zookeeper`, `postgres`, `mysql`, `sqlite`, `memory`).
+    /// Starts (or finds, from `LOCK_TEST_REDIS_CLUSTER_URL`) a Redis Cluster of
+    /// [`CLUSTER_PRIMARIES`] primaries with [`CLUSTER_REPLICAS`] replica each. Apart from
+    /// [`Servers::start`] because only the latency and contention scenarios use it: a run
+    /// without them starts no extra nodes.
+    ///
+    /// # Errors
+    ///
+    /// `redis-server` or `redis-cli` is missing, or the cluster does not settle.
+    pub fn start_redis_cluster(&mut self) -> BenchResult<()> {
+        let (cluster, url) = start(
+            "REDIS_CLUSTER",
+            || RedisCluster::start(CLUSTER_PRIMARIES, CLUSTER_REPLICAS),
+            RedisCluster::url,
+        )?;
+        self._redis_cluster = Some(cluster);
+        self.redis_cluster = Some(url);
+        Ok(())
+    }
+
+    /// The URL of `backend` (`redis`, `redis-cluster`, `zookeeper`, `postgres`, `mysql`,
+    /// `sqlite`, `memory`). `redis-cluster` is empty until the cluster is started, which
+    /// connecting refuses as an invalid URL.
     pub fn url(&self, backend: &str) -> String {
         match backend {
             "redis" => self.redis.clone(),
+            "redis-cluster" => self.redis_cluster.clone().unwrap_or_default(),
             "zookeeper" => self.zookeeper.clone(),
             "postgres" => self.postgres.clone(),
             "mysql" => self.mysql.clone(),

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::BenchResult;
 use crate::chart::{self, Series};
 use crate::record::Record;
-use crate::scenarios::Kind;
+use crate::scenarios::{Kind, REDIS_CLUSTER};
 
 use super::coordination;
 use super::{ms, num, of, table};
@@ -59,7 +59,7 @@ fn get<'a>(
 pub(super) fn headline(records: &[Record]) -> String {
     let ours = ours();
     let mut rows = Vec::new();
-    for backend in crate::scenarios::BACKENDS {
+    for backend in crate::scenarios::SWEPT_BACKENDS {
         let Some(latency) = get(records, "latency", &ours, backend, 1) else {
             continue;
         };
@@ -80,7 +80,7 @@ pub(super) fn headline(records: &[Record]) -> String {
         ]);
     }
     format!(
-        "## Headline: distlock per backend\n\n{}\n",
+        "## Headline: distlock per backend\n\n{}\n{}",
         table(
             &[
                 "backend",
@@ -92,7 +92,22 @@ pub(super) fn headline(records: &[Record]) -> String {
                 "crash recovery ms (shortest setting)"
             ],
             &rows
-        )
+        ),
+        cluster_note(records)
+    )
+}
+
+/// What the `redis-cluster` rows are, when the run has any.
+fn cluster_note(records: &[Record]) -> String {
+    if !records.iter().any(|r| r.backend == REDIS_CLUSTER) {
+        return String::new();
+    }
+    format!(
+        "`{REDIS_CLUSTER}`: distlock through `redis+cluster://` on a Redis Cluster of {} primaries \
+         with {} replica each, on loopback; each lock's keys share one slot, so a lock lives on one \
+         shard.\n\n",
+        crate::servers::CLUSTER_PRIMARIES,
+        crate::servers::CLUSTER_REPLICAS
     )
 }
 

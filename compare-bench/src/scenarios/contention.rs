@@ -7,7 +7,7 @@ use crate::contend::{Outcome, Run, contend};
 use crate::peers::curator::Curator;
 use crate::record::Record;
 use crate::scenarios::latency::curator_system;
-use crate::scenarios::{Ctx, Kind, all_kinds, clients, fresh_name};
+use crate::scenarios::{Ctx, Kind, clients, fresh_name};
 use crate::servers::host_port;
 use crate::stats::summarize;
 
@@ -23,7 +23,7 @@ pub fn counts(quick: bool) -> Vec<usize> {
     }
 }
 
-/// Runs every system at every client count.
+/// Runs every system (of `--backends`) at every client count.
 ///
 /// # Cancel safety
 ///
@@ -35,7 +35,7 @@ pub fn counts(quick: bool) -> Vec<usize> {
 /// None of its own: a system that fails is noted as skipped.
 pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     let seconds = ctx.pick(0.5, 2.0);
-    for kind in all_kinds() {
+    for kind in ctx.kinds() {
         for &count in &counts(ctx.quick) {
             match measure(ctx, kind, count, seconds).await {
                 Ok(outcome) => ctx.push(record(&kind.system(), kind.backend(), count, &outcome)),
@@ -45,6 +45,10 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
                 }
             }
         }
+    }
+    // Curator runs on ZooKeeper: left out with the other ZooKeeper systems.
+    if !ctx.wants("zookeeper") {
+        return Ok(());
     }
     match curator(ctx, seconds) {
         Ok(results) => {

@@ -6,7 +6,7 @@ use crate::BenchResult;
 use crate::contend::{Outcome, Run, contend};
 use crate::peers::curator::Curator;
 use crate::record::Record;
-use crate::scenarios::{Ctx, Kind, all_kinds, client, fresh_name};
+use crate::scenarios::{Ctx, Kind, client, fresh_name};
 use crate::servers::host_port;
 use crate::stats::summarize;
 
@@ -17,9 +17,9 @@ pub const ID: &str = "latency";
 /// and the server's JIT warm for ZooKeeper (Curator's program warms up with 300 pairs too).
 const WARMUP: Duration = Duration::from_millis(700);
 
-/// Runs every system for the run's latency duration, split into rounds that take turns across
-/// the systems, so a noisy moment on a shared machine is spread over all of them instead of
-/// landing on one.
+/// Runs every system (of `--backends`) for the run's latency duration, split into rounds that
+/// take turns across the systems, so a noisy moment on a shared machine is spread over all of
+/// them instead of landing on one.
 ///
 /// # Cancel safety
 ///
@@ -32,7 +32,9 @@ const WARMUP: Duration = Duration::from_millis(700);
 pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     let (seconds, rounds) = (ctx.pick(0.5, 3.0), ctx.pick(1, 3));
     let per_round = seconds / rounds as f64;
-    let kinds = all_kinds();
+    let kinds = ctx.kinds();
+    // Curator runs on ZooKeeper: left out with the other ZooKeeper systems.
+    let with_curator = ctx.wants("zookeeper");
     let mut merged: Vec<Option<Outcome>> = (0..=kinds.len()).map(|_| None).collect();
     let mut failed: Vec<Option<String>> = vec![None; kinds.len() + 1];
     for _ in 0..rounds {
@@ -45,7 +47,7 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
                 Err(error) => failed[index] = Some(error.to_string()),
             }
         }
-        if failed[kinds.len()].is_none() {
+        if with_curator && failed[kinds.len()].is_none() {
             match curator(ctx, per_round) {
                 Ok((_, outcome)) => merge(&mut merged[kinds.len()], outcome),
                 Err(error) => failed[kinds.len()] = Some(error.to_string()),

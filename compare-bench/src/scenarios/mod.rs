@@ -36,6 +36,9 @@ pub struct Ctx {
     pub records: Vec<Record>,
     /// Scenarios or systems that could not run, and why.
     pub skipped: Vec<String>,
+    /// `--backends`: the latency and contention scenarios run only the systems on these
+    /// backends (all when `None`).
+    pub backends: Option<Vec<String>>,
 }
 
 impl Ctx {
@@ -56,12 +59,30 @@ impl Ctx {
         eprintln!("skipped: {what}");
         self.skipped.push(what);
     }
+
+    /// Whether `--backends` lets the latency and contention scenarios run systems on `backend`.
+    pub fn wants(&self, backend: &str) -> bool {
+        self.backends
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|b| b == backend))
+    }
+
+    /// The systems of the latency and contention scenarios ([`all_kinds`]) that `--backends`
+    /// lets through and whose server runs: the Redis Cluster only once it was started.
+    pub fn kinds(&self) -> Vec<Kind> {
+        all_kinds()
+            .into_iter()
+            .filter(|kind| self.wants(kind.backend()))
+            .filter(|kind| kind.backend() != REDIS_CLUSTER || self.servers.redis_cluster.is_some())
+            .collect()
+    }
 }
 
 /// A lock implementation under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// distlock over one backend (`memory`, `sqlite`, `postgres`, `mysql`, `redis`, `zookeeper`).
+    /// distlock over one backend (`memory`, `sqlite`, `postgres`, `mysql`, `redis`,
+    /// `redis-cluster`, `zookeeper`).
     Distlock(&'static str),
     /// Hand-written Redis `SET NX PX` + Lua release, polling every this many milliseconds.
     RedisPoll(u64),
@@ -105,9 +126,26 @@ pub const BACKENDS: [&str; 6] = [
     "zookeeper",
 ];
 
+/// distlock through `redis+cluster://` on a Redis Cluster of
+/// [`CLUSTER_PRIMARIES`](crate::servers::CLUSTER_PRIMARIES) shards: a backend of the latency and
+/// contention scenarios only, beside single Redis.
+pub const REDIS_CLUSTER: &str = "redis-cluster";
+
+/// The distlock backends of the latency and contention scenarios and of the headline, in report
+/// order: [`BACKENDS`] with the Redis Cluster after single Redis.
+pub const SWEPT_BACKENDS: [&str; 7] = [
+    "memory",
+    "sqlite",
+    "postgres",
+    "mysql",
+    "redis",
+    REDIS_CLUSTER,
+    "zookeeper",
+];
+
 /// Every system of the latency and contention scenarios except Curator (a JVM, run apart).
 pub fn all_kinds() -> Vec<Kind> {
-    let mut kinds: Vec<Kind> = BACKENDS.iter().map(|b| Kind::Distlock(b)).collect();
+    let mut kinds: Vec<Kind> = SWEPT_BACKENDS.iter().map(|b| Kind::Distlock(b)).collect();
     kinds.extend([
         Kind::RedisPoll(1),
         Kind::RsLock,
@@ -235,6 +273,12 @@ pub fn parameters(quick: bool) -> serde_json::Value {
         "failover_trials_redis": pick(1.into(), 5.into()),
         "failover_trials_zookeeper": pick(1.into(), 3.into()),
         "many_counts": pick(serde_json::json!([1, 100, 1000]), serde_json::json!([1, 100, 10000])),
+        "redis_cluster": format!(
+            "{} primaries with {} replica each on loopback, distlock through redis+cluster:// \
+             (every key of a lock on one shard)",
+            crate::servers::CLUSTER_PRIMARIES,
+            crate::servers::CLUSTER_REPLICAS
+        ),
         "distlock_options": "AcquireOptions::default(): wait forever, 30 s lease renewed at 1/3; SQL pools of 2 per client",
         "peer_lease": "30 s (rslock TTL, SET PX, row expires_at)",
         "rslock_retry": "defaults (3 tries, random 0..200 ms delay), looped by acquire_no_guard",
