@@ -226,15 +226,20 @@ async fn redis_failover_grants_twice_without_wait_and_wait_refuses_the_unreplica
     for cell in &cells {
         let what = cell.json();
         match cell.backend {
-            Backend::Redis => {
-                // The seeds' lost lock: the promoted replica grants again while A holds. Its
-                // fence counter never saw A's grant, but the server clock floors the token, so
-                // it still rises and fencing turns A's late writes away.
-                assert_eq!(
-                    cell.count(|o| o.second_granted && o.verdict.overlaps >= 1),
-                    TRIALS,
-                    "{what}"
-                );
+            Backend::Redis | Backend::RedisCluster | Backend::RedisSentinel => {
+                // The seeds' lost lock: the promoted replica grants again. A promotion by hand
+                // is quick enough that A still holds; behind Sentinels the fail-over outlasts
+                // A's lease, so A's hold has ended first; in a cluster, A's renewal reaching
+                // the promoted replica and B's grant race (either may come first). The
+                // replica's fence counter never saw A's grant, but the server clock floors the
+                // token, so it still rises and fencing turns A's late writes away.
+                let overlapped = cell.count(|o| o.second_granted && o.verdict.overlaps >= 1);
+                match cell.backend {
+                    Backend::Redis => assert_eq!(overlapped, TRIALS, "{what}"),
+                    Backend::RedisSentinel => assert_eq!(overlapped, 0, "{what}"),
+                    _ => {}
+                }
+                assert_eq!(cell.count(|o| o.second_granted), TRIALS, "{what}");
                 assert_eq!(cell.sum(|o| o.verdict.token_order_violations), 0, "{what}");
                 no_stale_write_accepted(cell);
                 // And the failed-over holder hears, by its local lease end at the latest.
@@ -244,7 +249,7 @@ async fn redis_failover_grants_twice_without_wait_and_wait_refuses_the_unreplica
                     "{what}"
                 );
             }
-            Backend::RedisWait => {
+            Backend::RedisWait | Backend::RedisClusterWait | Backend::RedisSentinelWait => {
                 assert_eq!(cell.count(|o| o.first_refused.is_some()), TRIALS, "{what}");
                 assert_eq!(cell.count(|o| o.second_granted), TRIALS, "{what}");
                 assert_eq!(cell.sum(|o| o.verdict.overlaps), 0, "{what}");

@@ -113,6 +113,8 @@ impl Lab {
                 .collect::<Vec<_>>()
                 .join(","),
             Backend::Zookeeper => zk_url(&self.zookeeper()?.connect_string(), LEASE),
+            // Each failover trial starts a deployment of its own (see `chaos::failover`).
+            other => return Err(failover_only(other)),
         })
     }
 
@@ -165,6 +167,11 @@ impl Lab {
         }
         self.ensemble.as_mut().ok_or_else(String::new)
     }
+}
+
+/// Why `backend` has no shared server: it runs in the failover scenario only.
+pub(crate) fn failover_only(backend: Backend) -> String {
+    format!("{} runs in the failover scenario only", backend.id())
 }
 
 /// `zk://HOSTS?session_timeout=...`.

@@ -9,6 +9,9 @@
 //! 800 ms, except the ensemble's 3 s sessions.
 
 mod clock;
+mod failover;
+mod failover_cluster;
+mod failover_sentinel;
 mod lab;
 mod lockrun;
 mod report;
@@ -37,6 +40,14 @@ pub enum Backend {
     RedisWait,
     /// Redlock over three independent masters.
     Redlock,
+    /// A Redis Cluster of three shards, a master and a replica each.
+    RedisCluster,
+    /// As [`RedisCluster`](Self::RedisCluster); grants wait for a replica's acknowledgement.
+    RedisClusterWait,
+    /// A Redis master with two replicas behind three Sentinels.
+    RedisSentinel,
+    /// As [`RedisSentinel`](Self::RedisSentinel); grants wait for a replica's acknowledgement.
+    RedisSentinelWait,
     /// ZooKeeper (standalone, except in the leader-kill scenario: a three-node ensemble).
     Zookeeper,
 }
@@ -51,6 +62,10 @@ impl Backend {
             Self::Redis => "redis",
             Self::RedisWait => "redis+wait",
             Self::Redlock => "redlock",
+            Self::RedisCluster => "redis-cluster",
+            Self::RedisClusterWait => "redis-cluster+wait",
+            Self::RedisSentinel => "redis-sentinel",
+            Self::RedisSentinelWait => "redis-sentinel+wait",
             Self::Zookeeper => "zookeeper",
         }
     }
@@ -71,8 +86,10 @@ pub enum Scenario {
     /// The server is killed and started again on the same port and data; A releases two leases
     /// later if it still holds.
     ServerRestarted,
-    /// Replication to the replica is cut, A takes the lock on the master, the master dies and
-    /// the replica is promoted; B asks the promoted replica.
+    /// Replication to the replicas is cut, A takes the lock on the master, the master dies and
+    /// a replica is promoted (`REPLICAOF NO ONE`; in a cluster, the slot's replica takes over;
+    /// behind Sentinels, they fail over); B asks the promoted replica. Every trial starts a
+    /// deployment of its own.
     RedisFailover,
     /// The ensemble's leader is killed while A holds; A then releases.
     LeaderKilled,
@@ -180,7 +197,14 @@ impl Scenario {
             ],
             Self::LinkBlackholed => &[Postgres, Mysql, Redis, RedisWait, Redlock, Zookeeper],
             Self::ServerPaused | Self::ServerRestarted => &[Postgres, Mysql, Redis, Zookeeper],
-            Self::RedisFailover => &[Redis, RedisWait],
+            Self::RedisFailover => &[
+                Redis,
+                RedisWait,
+                RedisCluster,
+                RedisClusterWait,
+                RedisSentinel,
+                RedisSentinelWait,
+            ],
             Self::LeaderKilled => &[Zookeeper],
             Self::RedlockMinorityPaused => &[Redlock],
             Self::OneWayPartition => &[Redis, Zookeeper],

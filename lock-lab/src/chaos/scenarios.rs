@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use super::lab::{LEASE, Lab, master_and_replica, via_port, with_wait, zk_url};
+use super::failover::Failover;
+use super::lab::{LEASE, Lab, failover_only, via_port, zk_url};
 use super::trial::{B_WAIT, Timing};
 use super::worker::Worker;
 use super::{Backend, Scenario};
@@ -19,37 +20,27 @@ pub(crate) struct Setup {
     pub(crate) url_a: String,
     pub(crate) url_b: String,
     proxies: Vec<FaultProxy>,
-    /// Failover: the master A uses and the replica B asks once it is promoted.
-    failover: Option<(RedisServer, RedisServer)>,
+    /// Failover: the deployment whose master A uses and whose promoted replica B asks.
+    failover: Option<Failover>,
     /// Leader kill: which ensemble node was killed.
     killed_node: Option<usize>,
 }
 
 impl Setup {
+    /// How holders reach `backend` in `scenario` for the lock `name`, with the servers the
+    /// fault needs started.
     pub(crate) async fn prepare(
         lab: &mut Lab,
         scenario: Scenario,
         backend: Backend,
+        name: &str,
     ) -> Result<Self, String> {
         let mut setup = Self::default();
         match scenario {
             Scenario::RedisFailover => {
-                let (master, mut replica) = master_and_replica()?;
-                // Cut replication: nothing written from now on reaches the replica.
-                replica.process().pause().map_err(|e| e.to_string())?;
-                let killed = master
-                    .command("CLIENT KILL TYPE replica")
-                    .map_err(|e| e.to_string())?;
-                if !killed.starts_with(":1") {
-                    return Err(format!("replica link not cut: {killed}"));
-                }
-                setup.url_a = if backend == Backend::RedisWait {
-                    with_wait(&master.url())
-                } else {
-                    master.url()
-                };
-                setup.url_b = replica.url();
-                setup.failover = Some((master, replica));
+                let (failover, urls) = Failover::prepare(backend, name).await?;
+                (setup.url_a, setup.url_b) = (urls.a, urls.b);
+                setup.failover = Some(failover);
             }
             Scenario::LeaderKilled => {
                 let url = zk_url(&lab.ensemble()?.connect_string(), ENSEMBLE_SESSION);
@@ -184,15 +175,8 @@ pub(crate) async fn strike(
             after_server_fault(a, spawn_b(&setup.url_b)?).await
         }
         Scenario::RedisFailover => {
-            let (master, replica) = setup.failover.as_mut().ok_or("no failover pair")?;
-            master.process().kill();
-            replica.process().resume().map_err(|e| e.to_string())?;
-            let promoted = replica
-                .command("REPLICAOF NO ONE")
-                .map_err(|e| e.to_string())?;
-            if !promoted.starts_with("+OK") {
-                return Err(format!("REPLICAOF NO ONE: {promoted}"));
-            }
+            let failover = setup.failover.as_mut().ok_or("no failover deployment")?;
+            failover.promote().await?;
             spawn_b(&setup.url_b)?
         }
         Scenario::LeaderKilled => {
@@ -270,6 +254,7 @@ fn servers(lab: &mut Lab, backend: Backend) -> Result<Vec<&mut ServerProcess>, S
             .collect(),
         Backend::Zookeeper => vec![lab.zookeeper()?.process()],
         Backend::Sqlite => return Err("sqlite has no server".into()),
+        other => return Err(failover_only(other)),
     })
 }
 
@@ -283,6 +268,7 @@ fn server_ports(lab: &mut Lab, backend: Backend) -> Result<Vec<u16>, String> {
         Backend::Redlock => lab.redlock()?.iter().map(RedisServer::port).collect(),
         Backend::Zookeeper => vec![lab.zookeeper()?.port()],
         Backend::Sqlite => return Err("sqlite has no server".into()),
+        other => return Err(failover_only(other)),
     })
 }
 

@@ -55,7 +55,7 @@ pub(crate) async fn run(
 ) -> Result<TrialOutcome, String> {
     let fence = FenceServer::start().await;
     let name = format!("chaos/{:016x}", rand::random::<u64>());
-    let mut setup = Setup::prepare(lab, scenario, backend).await?;
+    let mut setup = Setup::prepare(lab, scenario, backend, &name).await?;
     let holder = lab.holder.clone();
     let (claim_a, claim_b) = scenario.claims();
     let mut a = Worker::spawn(
