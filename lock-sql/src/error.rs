@@ -13,6 +13,12 @@ pub(crate) enum SqlError {
     Sqlx(sqlx::Error),
     /// The statement did not complete within the operation timeout.
     TimedOut(Duration),
+    /// The database user lacks a privilege the lock service needs on one of its tables.
+    Privilege {
+        table: String,
+        privilege: &'static str,
+        source: sqlx::Error,
+    },
 }
 
 impl From<sqlx::Error> for SqlError {
@@ -28,6 +34,7 @@ impl fmt::Display for SqlError {
             SqlError::TimedOut(timeout) => {
                 write!(f, "the database did not answer within {timeout:?}")
             }
+            SqlError::Privilege { source, .. } => fmt::Display::fmt(source, f),
         }
     }
 }
@@ -35,7 +42,7 @@ impl fmt::Display for SqlError {
 impl std::error::Error for SqlError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            SqlError::Sqlx(error) => Some(error),
+            SqlError::Sqlx(error) | SqlError::Privilege { source: error, .. } => Some(error),
             SqlError::TimedOut(_) => None,
         }
     }
@@ -52,6 +59,16 @@ impl SqlError {
                 format!("no answer from the database within the operation timeout {timeout:?}"),
             ),
             SqlError::Sqlx(error) => classify(error, backend),
+            SqlError::Privilege {
+                table, privilege, ..
+            } => (
+                ErrorKind::Backend,
+                format!(
+                    "the database user lacks the {privilege} privilege on table {table}, which \
+                     the lock service needs: grant it (lock-sql's README, \"Least privilege\", \
+                     lists every grant)"
+                ),
+            ),
         };
         Error::new(kind, message)
             .with_backend(backend)
@@ -89,9 +106,12 @@ fn classify(error: &sqlx::Error, backend: &str) -> (ErrorKind, String) {
             format!(
                 "the database refused the credentials: check the user and password in the URL{}",
                 if backend == "mysql" {
-                    // MariaDB answers a plaintext client of a `require_secure_transport` server
-                    // with the same "Access denied" as a wrong password.
-                    ", and ssl-mode if the server takes TLS connections only"
+                    // MariaDB answers a plaintext client of a `require_secure_transport` server,
+                    // and a client without the certificate its account requires, with the same
+                    // "Access denied" as a wrong password.
+                    ", ssl-mode if the server takes TLS connections only, and tls_cert and \
+                     tls_key (ssl-cert, ssl-key) if the account requires a client certificate \
+                     (REQUIRE X509, SUBJECT or ISSUER)"
                 } else {
                     ""
                 }

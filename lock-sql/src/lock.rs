@@ -108,21 +108,25 @@ impl SqlLock {
         &self.steps.inner
     }
 
-    /// Creates the lock table and its waiters table if they do not exist, and adds the
-    /// columns a lock table made by an earlier version lacks (after checking the catalog, so
-    /// an up-to-date table is never altered). Acquiring does this on first use; call it to
-    /// surface permission problems early.
+    /// Creates those of the lock table, its waiters table and its claims table that do not
+    /// exist, adds the columns a lock table made by an earlier version lacks (after checking
+    /// the catalog, so tables that exist and are up to date are never created or altered),
+    /// and on PostgreSQL and MySQL/MariaDB checks that the user holds every privilege the
+    /// service needs on them (statements that match no row). Acquiring does this on first use;
+    /// call it to surface permission problems early.
     ///
     /// # Cancel safety
     ///
     /// Cancel safe: each statement is idempotent (`IF NOT EXISTS`, columns added only when
-    /// missing); calling again finishes what a cancelled call began.
+    /// missing, checks that change nothing); calling again finishes what a cancelled call
+    /// began.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Unavailable`](lock_core::ErrorKind::Unavailable) when the database cannot
     /// be reached in time, [`ErrorKind::Backend`](lock_core::ErrorKind::Backend) when it refuses
-    /// (for example, no permission to create tables).
+    /// (for example, no permission to create a missing table, or a needed privilege missing:
+    /// the message names the table and the privilege).
     pub async fn ensure_schema(&self) -> Result<()> {
         self.inner().ensure_schema().await
     }

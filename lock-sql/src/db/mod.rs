@@ -125,6 +125,7 @@ macro_rules! with_conn {
 // After the macros, which they use.
 mod admin;
 pub(crate) mod claim_rows;
+mod privileges;
 mod schema;
 mod waiters;
 

@@ -24,6 +24,11 @@ const CONTENDED: [u16; 2] = [1213, 1205];
 /// `ER_DUP_FIELDNAME`: the column being added exists already.
 const DUPLICATE_COLUMN: u16 = 1060;
 
+/// `ER_TABLEACCESS_DENIED_ERROR`, `ER_COLUMNACCESS_DENIED_ERROR`: a statement refused for want
+/// of a privilege on a table or one of its columns.
+const TABLE_ACCESS_DENIED: u16 = 1142;
+const COLUMN_ACCESS_DENIED: u16 = 1143;
+
 /// A MySQL or MariaDB pool and its statements.
 #[derive(Debug)]
 pub(crate) struct MyDb {
@@ -61,12 +66,21 @@ impl MyDb {
         let table = &config.table;
         let sql = Statements {
             schema: Schema::new(
-                include_str!("../../sql/mysql/schema.sql"),
-                include_str!("../../sql/mysql/columns.sql"),
-                include_str!("../../sql/mysql/upgrade.sql"),
+                [
+                    include_str!("../../sql/mysql/schema.sql"),
+                    include_str!("../../sql/mysql/tables.sql"),
+                    include_str!("../../sql/mysql/columns.sql"),
+                    include_str!("../../sql/mysql/upgrade.sql"),
+                ],
                 table,
                 "",
-            ),
+            )
+            .checking_privileges(table, '`', |error| {
+                matches!(
+                    number(error),
+                    Some(TABLE_ACCESS_DENIED | COLUMN_ACCESS_DENIED)
+                )
+            }),
             acquire: statement(include_str!("../../sql/mysql/acquire.sql"), table, ""),
             peek: statement(include_str!("../../sql/mysql/peek.sql"), table, ""),
             release: statement(include_str!("../../sql/mysql/release.sql"), table, ""),

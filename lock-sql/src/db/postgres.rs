@@ -21,6 +21,9 @@ const MICROSECOND: Duration = Duration::from_micros(1);
 /// not available.
 const CONTENDED: [&str; 3] = ["40001", "40P01", "55P03"];
 
+/// SQLSTATE of a statement refused for want of a privilege.
+const INSUFFICIENT_PRIVILEGE: &str = "42501";
+
 /// A PostgreSQL pool and its statements.
 #[derive(Debug)]
 pub(crate) struct PgDb {
@@ -59,12 +62,21 @@ impl PgDb {
         let table = &config.table;
         let sql = Statements {
             schema: Schema::new(
-                include_str!("../../sql/postgres/schema.sql"),
-                include_str!("../../sql/postgres/columns.sql"),
-                include_str!("../../sql/postgres/upgrade.sql"),
+                [
+                    include_str!("../../sql/postgres/schema.sql"),
+                    include_str!("../../sql/postgres/tables.sql"),
+                    include_str!("../../sql/postgres/columns.sql"),
+                    include_str!("../../sql/postgres/upgrade.sql"),
+                ],
                 table,
                 "",
-            ),
+            )
+            .checking_privileges(table, '"', |error| {
+                error
+                    .as_database_error()
+                    .and_then(|error| error.code())
+                    .is_some_and(|code| code == INSUFFICIENT_PRIVILEGE)
+            }),
             acquire: statement(include_str!("../../sql/postgres/acquire.sql"), table, ""),
             release: statement(include_str!("../../sql/postgres/release.sql"), table, ""),
             renew: statement(include_str!("../../sql/postgres/renew.sql"), table, ""),

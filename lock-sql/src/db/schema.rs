@@ -1,13 +1,16 @@
-//! The schema step, the same for every dialect: create the tables (schema.sql), read the lock
-//! table's columns from the catalog (columns.sql), and add the newer columns a table made by
-//! an earlier version lacks (upgrade.sql). Nothing is altered when nothing is missing, so a
-//! service whose database user may not alter the table works once the table is up to date.
+//! The schema step, the same for every dialect: read which tables exist (tables.sql) and
+//! create the missing ones (schema.sql), read the lock table's columns from the catalog
+//! (columns.sql), add the newer columns a table made by an earlier version lacks
+//! (upgrade.sql), and on servers check the user's privileges (see [`super::privileges`]).
+//! Nothing is created or altered when nothing is missing, so a service whose database user may
+//! not create or alter tables works once an administrator ran the step.
 
 use std::time::Duration;
 
 use sqlx::pool::PoolConnection;
 use sqlx::{Database, Executor, FromRow, IntoArguments, SqlStr};
 
+use super::privileges::{self, Probe};
 use super::{settle, statement};
 use crate::TableName;
 use crate::error::{SqlError, timed};
@@ -15,9 +18,14 @@ use crate::error::{SqlError, timed};
 /// One dialect's schema statements, with the table names filled in.
 #[derive(Debug)]
 pub(crate) struct Schema {
-    create: Vec<SqlStr>,
+    /// Each table's name and the statement that creates it.
+    create: Vec<(String, SqlStr)>,
+    tables: SqlStr,
     columns: SqlStr,
     upgrade: Vec<AddColumn>,
+    probes: Vec<Probe>,
+    /// Whether an error is the server's refusal for want of a privilege.
+    denied: fn(&sqlx::Error) -> bool,
 }
 
 /// One statement of upgrade.sql and the column it adds.
@@ -28,14 +36,12 @@ struct AddColumn {
 }
 
 impl Schema {
-    /// The statements of the three scripts for `table`, with the dialect's clock `now`.
-    pub(crate) fn new(
-        create: &str,
-        columns: &str,
-        upgrade: &str,
-        table: &TableName,
-        now: &str,
-    ) -> Self {
+    /// The statements of the scripts `[schema, tables, columns, upgrade]` for `table`, with
+    /// the dialect's clock `now`. schema.sql creates the lock table, its waiters table and
+    /// its claims table, in that order.
+    pub(crate) fn new(scripts: [&str; 4], table: &TableName, now: &str) -> Self {
+        let [create, tables, columns, upgrade] = scripts;
+        let names = [table.as_str().to_owned(), table.waiters(), table.claims()];
         let upgrade = split(upgrade)
             .into_iter()
             .map(|text| AddColumn {
@@ -44,13 +50,29 @@ impl Schema {
             })
             .collect();
         Self {
-            create: split(create)
-                .iter()
-                .map(|text| statement(text, table, now))
+            create: names
+                .into_iter()
+                .zip(split(create).iter().map(|text| statement(text, table, now)))
                 .collect(),
+            tables: statement(tables, table, now),
             columns: statement(columns, table, now),
             upgrade,
+            probes: Vec::new(),
+            denied: |_| false,
         }
+    }
+
+    /// Ends the step with the privileges check, identifiers quoted with `quote`; `denied`
+    /// tells the server's "permission denied" among errors.
+    pub(crate) fn checking_privileges(
+        mut self,
+        table: &TableName,
+        quote: char,
+        denied: fn(&sqlx::Error) -> bool,
+    ) -> Self {
+        self.probes = privileges::probes(table, quote);
+        self.denied = denied;
+        self
     }
 
     /// Runs the step on `conn`, each statement within `timeout`. `duplicate` tells an error
@@ -67,7 +89,16 @@ impl Schema {
         <DB as Database>::Arguments: IntoArguments<DB>,
         (String,): for<'r> FromRow<'r, DB::Row>,
     {
-        for create in &self.create {
+        let query = sqlx::query_scalar::<DB, String>(self.tables.clone());
+        let result = timed(timeout, query.fetch_all(&mut **conn)).await;
+        let existing = settle(conn, result)?;
+        for (name, create) in &self.create {
+            if existing
+                .iter()
+                .any(|found| found.eq_ignore_ascii_case(name))
+            {
+                continue;
+            }
             let query = sqlx::query::<DB>(create.clone());
             let result = timed(timeout, query.execute(&mut **conn)).await;
             settle(conn, result)?;
@@ -88,6 +119,11 @@ impl Schema {
                 Err(SqlError::Sqlx(error)) if duplicate(&error) => {}
                 other => drop(other?),
             }
+        }
+        for probe in &self.probes {
+            let query = sqlx::query::<DB>(probe.sql.clone());
+            let result = timed(timeout, query.execute(&mut **conn)).await;
+            settle(conn, result).map_err(|error| privileges::refused(probe, error, self.denied))?;
         }
         Ok(())
     }

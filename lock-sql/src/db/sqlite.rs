@@ -77,9 +77,12 @@ impl LiteDb {
         let table = &config.table;
         let sql = Statements {
             schema: Schema::new(
-                include_str!("../../sql/sqlite/schema.sql"),
-                include_str!("../../sql/sqlite/columns.sql"),
-                include_str!("../../sql/sqlite/upgrade.sql"),
+                [
+                    include_str!("../../sql/sqlite/schema.sql"),
+                    include_str!("../../sql/sqlite/tables.sql"),
+                    include_str!("../../sql/sqlite/columns.sql"),
+                    include_str!("../../sql/sqlite/upgrade.sql"),
+                ],
                 table,
                 NOW_MS,
             ),

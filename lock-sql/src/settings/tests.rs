@@ -128,6 +128,15 @@ fn tls_files_are_checked_before_any_connection() {
             "ssl-ca",
         ),
         (format!("postgres://h/db?tls_cert={present}"), "go together"),
+        (format!("mysql://h/db?ssl-cert={present}"), "go together"),
+        (
+            format!("mysql://h/db?ssl-cert={present}&ssl-key=/nonexistent/client.key"),
+            "ssl-key",
+        ),
+        (
+            format!("postgres://h/db?sslkey={present}&sslcert=/nonexistent/client.pem"),
+            "sslcert",
+        ),
         (
             format!("postgres://h/db?tls_ca={present}&sslrootcert={present}"),
             "twice",
@@ -141,4 +150,31 @@ fn tls_files_are_checked_before_any_connection() {
     }
     let inline = "postgres://h/db?sslrootcert=-----BEGIN%20CERTIFICATE-----";
     resolve(inline).expect("PEM text in the parameter is not a file name");
+}
+
+#[test]
+fn client_certificates_pass_to_the_driver_under_its_own_names() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = |name: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, "pem").expect("write");
+        percent_encode(&path.display().to_string())
+    };
+    let (cert, key) = (file("client.pem"), file("client.key"));
+    let mysql = format!("mysql://h/db?ssl-mode=verify_identity&ssl-cert={cert}&ssl-key={key}");
+    let resolved = resolve(&mysql).expect("mysql");
+    assert!(
+        resolved.driver_url.contains(&format!("ssl-cert={cert}"))
+            && resolved.driver_url.contains(&format!("ssl-key={key}")),
+        "{}",
+        resolved.driver_url
+    );
+    let postgres = format!("postgres://h/db?sslmode=verify-full&sslcert={cert}&sslkey={key}");
+    let resolved = resolve(&postgres).expect("postgres");
+    assert!(
+        resolved.driver_url.contains(&format!("sslcert={cert}"))
+            && resolved.driver_url.contains(&format!("sslkey={key}")),
+        "{}",
+        resolved.driver_url
+    );
 }

@@ -1,0 +1,3 @@
+-- Which of the three tables exist: the schema step creates only the missing ones.
+SELECT name FROM sqlite_master
+WHERE type = 'table' AND name IN ('{table}', '{waiters}', '{claims}')
