@@ -6,59 +6,31 @@ mod support;
 use std::sync::{Arc, OnceLock};
 
 use lock_core::ErrorKind;
-use lock_sql::SqlLock;
+use lock_testkit::ConformanceTarget;
 use lock_testkit::servers::MariaDbServer;
-use lock_testkit::tls::TestPki;
-use lock_testkit::{ConformanceTarget, require};
 use support::SqlTarget;
+use support::tls::{TlsServer, refused_in_time};
 
-/// The server, its URL without TLS parameters, and the URL every client of the suite uses.
-struct Tls {
-    _pki: TestPki,
-    _server: MariaDbServer,
-    base: String,
-    url: String,
-}
-
-fn tls() -> Option<&'static Tls> {
-    static SERVER: OnceLock<Option<Tls>> = OnceLock::new();
+fn tls() -> Option<&'static TlsServer<MariaDbServer>> {
+    static SERVER: OnceLock<Option<TlsServer<MariaDbServer>>> = OnceLock::new();
     SERVER
-        .get_or_init(|| {
-            let pki = require(TestPki::generate())?;
-            let server = require(MariaDbServer::start_tls(
-                &pki.server_tls(pki.server(), false),
-            ))?;
-            let base = server.url();
-            let url = format!(
-                "{base}?ssl-mode=verify_identity&ssl-ca={}",
-                pki.ca().display()
-            );
-            Some(Tls {
-                _pki: pki,
-                _server: server,
-                base,
-                url,
-            })
-        })
+        .get_or_init(|| TlsServer::start(MariaDbServer::start_tls, MariaDbServer::url, false))
         .as_ref()
 }
 
 async fn mysql() -> Option<Arc<dyn ConformanceTarget>> {
-    tls().map(|tls| SqlTarget::shared(tls.url.clone()))
+    let url = |tls: &TlsServer<_>| tls.client_url(&tls.base, "ssl-mode=verify_identity", false);
+    tls().map(|tls| SqlTarget::shared(url(tls)))
 }
 
 lock_testkit::conformance_tests!(mysql());
 
-/// A plaintext client is refused. MariaDB answers it with the "Access denied" of a wrong
-/// password, so the error names both causes.
+/// A plaintext client is refused within the connect timeout. MariaDB answers it with the
+/// "Access denied" of a wrong password, so the error names both causes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_refuses_a_plaintext_client() {
     let Some(tls) = tls() else { return };
-    let plaintext = format!("{}?ssl-mode=disabled", tls.base);
-    let error = SqlLock::builder(&plaintext)
-        .connect()
-        .await
-        .expect_err("a plaintext client got in");
+    let error = refused_in_time(&format!("{}?ssl-mode=disabled", tls.base)).await;
     assert_eq!(error.kind(), ErrorKind::Backend, "{error}");
     assert!(
         error.to_string().contains("takes TLS connections only"),

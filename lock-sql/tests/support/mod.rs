@@ -1,8 +1,10 @@
 //! What the SQL test binaries share: the conformance target and SQL-specific cases.
 #![allow(dead_code)]
 
+pub(crate) mod accounts;
 pub(crate) mod admin_cases;
 pub(crate) mod cases;
+pub(crate) mod tls;
 
 /// Expands to one named test per SQL-specific case in [`cases`] and [`admin_cases`], for the target that `$target`
 /// (an `Option<SqlTarget>`; `None` skips) yields: each dialect's binary joins with one line.
