@@ -122,6 +122,18 @@ macro_rules! with_conn {
     };
 }
 
+/// Makes ring the process's TLS provider unless one is chosen already. sqlx picks ring for its
+/// own configurations but asks for the process default when it checks the chain without the
+/// host (`verify-ca`), and a process whose dependencies enable both of rustls' providers (an
+/// application with rustls' defaults, or ZooKeeper's TLS beside us) has no default by itself:
+/// rustls would panic.
+fn choose_tls_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race to another installer leaves a provider in place: that is all we need.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 // After the macros, which they use.
 mod admin;
 pub(crate) mod claim_rows;
@@ -136,6 +148,7 @@ impl Db {
     /// Builds the pool (connecting lazily) for validated settings. Needs a tokio runtime.
     #[allow(unreachable_code, unused_variables)]
     pub(crate) fn new(config: &Settings) -> Result<Self> {
+        choose_tls_provider();
         Ok(match config.dialect {
             #[cfg(feature = "postgres")]
             crate::Dialect::Postgres => Db::Postgres(Box::new(postgres::PgDb::new(config)?)),
