@@ -37,6 +37,7 @@ pub const SCHEMES: &[Scheme] = &[
         "in-process locks shared by every memory://NAME of one process",
     ),
     scheme("zk", Some("zookeeper"), "a ZooKeeper ensemble"),
+    scheme("zk+tls", Some("zookeeper"), "a ZooKeeper ensemble over TLS"),
     scheme(
         "redis",
         Some("redis"),
@@ -76,6 +77,7 @@ pub const SCHEMES: &[Scheme] = &[
 /// |---|---|
 /// | `memory://NAME` | in-process [`MemoryLock`](lock_core::MemoryLock), shared by every `connect` with the same `NAME` in this process |
 /// | `zk://[user:password@]host:port[,host:port...][/chroot]` | ZooKeeper (`zookeeper` feature), see `lock_zk` |
+/// | `zk+tls://...?tls_ca=FILE[&tls_cert=FILE&tls_key=FILE]` | ZooKeeper over TLS (`zookeeper` feature) |
 /// | `redis://[user:password@]host:port[/db]`, `rediss://...` | Redis (`redis` feature); several hosts form a Redlock, see `lock_redis` |
 /// | `redis+cluster://[user:password@]host:port[,host:port...]`, `rediss+cluster://...` | a Redis Cluster by its seed nodes (`redis` feature) |
 /// | `redis+sentinel://host:port[,host:port...]/MASTER[/db]`, `rediss+sentinel://...` | the master a set of Redis Sentinels names (`redis` feature) |
@@ -124,7 +126,7 @@ pub async fn connect(url: &str) -> Result<Arc<dyn DistributedLock>> {
     match scheme.as_str() {
         "memory" => Ok(Arc::new(lock_core::MemoryLock::from_url(url)?)),
         #[cfg(feature = "zookeeper")]
-        "zk" => Ok(Arc::new(lock_zk::ZkLock::builder(url).connect().await?)),
+        "zk" | "zk+tls" => Ok(Arc::new(lock_zk::ZkLock::builder(url).connect().await?)),
         #[cfg(feature = "redis")]
         "redis" | "rediss" => connect_redis(url).await,
         #[cfg(feature = "redis")]

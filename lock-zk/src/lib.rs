@@ -24,6 +24,8 @@ mod session;
 mod sessions;
 mod settings;
 mod steps;
+mod tls;
+mod tls_probe;
 
 pub use acl::ZkAcl;
 pub use builder::ZkLockBuilder;

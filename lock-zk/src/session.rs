@@ -10,6 +10,7 @@ use zookeeper_client::{Acls, Client, CreateMode};
 use crate::errors::{BACKEND, convert, within};
 use crate::expiry;
 use crate::settings::Settings;
+use crate::{tls, tls_probe};
 
 /// A live session: the client, its configuration, and a token that fires when it ends.
 #[derive(Debug)]
@@ -29,7 +30,25 @@ impl Session {
             connector = connector.with_auth("digest", format!("{user}:{password}").as_bytes());
         }
         let limit = config.service.connect_timeout;
-        let connected = tokio::time::timeout(limit, connector.connect(&config.hosts)).await;
+        let hosts = &config.hosts;
+        let connected = match &config.tls {
+            Some(secure) => {
+                tls::choose_provider();
+                let connector = connector.with_tls(secure.options.clone());
+                let session = tokio::time::timeout(limit, connector.secure_connect(hosts));
+                let fault = tls_probe::handshake_fault(secure.probe.clone(), hosts);
+                tokio::select! {
+                    connected = session => connected,
+                    Some(cause) = fault => {
+                        let message = format!("TLS with {} failed: {cause}", config.server);
+                        return Err(Error::new(ErrorKind::Unavailable, message)
+                            .with_backend(BACKEND)
+                            .with_operation("connect"));
+                    }
+                }
+            }
+            None => tokio::time::timeout(limit, connector.connect(hosts)).await,
+        };
         let client = connected
             .map_err(|_| {
                 Error::new(

@@ -8,6 +8,7 @@ use lock_core::url::LockUrl;
 use lock_core::{AcquireOptions, Result};
 
 use crate::ZkAcl;
+use crate::tls::{self, ZkTls};
 
 /// The parameters a `zk://` URL takes besides [`ServiceOptions::KEYS`].
 pub(crate) const KEYS: [&str; 3] = ["session_timeout", "root", "acl"];
@@ -35,24 +36,36 @@ pub(crate) struct Settings {
     pub(crate) digest: Option<(String, String)>,
     pub(crate) acl: ZkAcl,
     pub(crate) service: Service,
+    /// TLS to every server (`zk+tls://`), with the authority to trust.
+    pub(crate) tls: Option<ZkTls>,
     /// The URL, password hidden, for messages.
     pub(crate) server: String,
 }
 
 impl Settings {
-    /// Parses `zk://[USER:PASSWORD@]HOST[:PORT][,...][/CHROOT][?...]` with the builder's
-    /// overrides.
+    /// Parses `zk://[USER:PASSWORD@]HOST[:PORT][,...][/CHROOT][?...]` (or `zk+tls://`, which
+    /// also takes `tls_ca`, `tls_cert` and `tls_key`) with the builder's overrides.
     pub(crate) fn resolve(
         url: &str,
         service: &ServiceOptions,
         options: &ZkOptions,
     ) -> Result<Self> {
         let mut parsed = LockUrl::parse(url)?;
-        if parsed.scheme() != "zk" {
-            return Err(
-                parsed.invalid("not a zk:// URL: write zk://HOST:2181[,HOST:2181][/CHROOT]")
-            );
-        }
+        let secure = match parsed.scheme() {
+            "zk" => false,
+            "zk+tls" => true,
+            _ => {
+                return Err(parsed.invalid(
+                    "not a zk:// URL: write zk://HOST:2181[,HOST:2181][/CHROOT], or zk+tls:// \
+                     with tls_ca=FILE",
+                ));
+            }
+        };
+        let tls = if secure {
+            tls::from_url(&mut parsed)?
+        } else {
+            None
+        };
         let resolved = service.resolve(&mut parsed)?;
         let session_timeout = match options.session_timeout {
             Some(timeout) => timeout,
@@ -83,8 +96,20 @@ impl Settings {
                 None => ZkAcl::Open,
             },
         };
-        let known: Vec<&str> = ServiceOptions::KEYS.iter().chain(&KEYS).copied().collect();
+        let tls_keys: &[&str] = if secure { &tls::KEYS } else { &[] };
+        let known: Vec<&str> = ServiceOptions::KEYS
+            .iter()
+            .chain(&KEYS)
+            .chain(tls_keys)
+            .copied()
+            .collect();
         parsed.finish(&known)?;
+        if secure && tls.is_none() {
+            return Err(parsed.invalid(
+                "zk+tls needs tls_ca=FILE: the PEM certificate of the authority that signed the \
+                 servers' certificates",
+            ));
+        }
         let chroot = match parsed.path() {
             "" | "/" => None,
             chroot => {
@@ -116,6 +141,7 @@ impl Settings {
             digest,
             acl,
             service: resolved,
+            tls,
             server: parsed.redacted().to_owned(),
         })
     }
@@ -147,6 +173,7 @@ impl fmt::Debug for Settings {
             .field("digest_user", &self.digest.as_ref().map(|(user, _)| user))
             .field("acl", &self.acl)
             .field("service", &self.service)
+            .field("tls", &self.tls.is_some())
             .finish()
     }
 }
@@ -203,5 +230,33 @@ mod tests {
         }
         let error = resolve("zk://bob:secret@h?x=1").expect_err("unknown parameter");
         assert!(!error.to_string().contains("secret"), "{error}");
+    }
+
+    #[test]
+    fn tls_needs_a_readable_authority_and_only_its_own_scheme_takes_tls_files() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let not_pem = dir.path().join("not.pem");
+        std::fs::write(&not_pem, "no certificate here").expect("write");
+        let not_pem = not_pem.display();
+        for (bad, problem) in [
+            ("zk+tls://h:1".to_owned(), "needs tls_ca"),
+            (
+                "zk+tls://h:1?tls_ca=/nonexistent/ca.pem".to_owned(),
+                "cannot be read",
+            ),
+            (
+                format!("zk+tls://h:1?tls_ca={not_pem}&tls_cert={not_pem}"),
+                "go together",
+            ),
+            (format!("zk://h:1?tls_ca={not_pem}"), "tls_ca"),
+            (
+                format!("zk+tls://h:1?tls_ca={not_pem}"),
+                "tls_ca is not usable",
+            ),
+        ] {
+            let error = resolve(&bad).expect_err(&bad);
+            assert_eq!(error.kind(), ErrorKind::InvalidInput, "{bad}: {error}");
+            assert!(error.to_string().contains(problem), "{bad}: {error}");
+        }
     }
 }

@@ -104,13 +104,13 @@ impl ZkTarget {
     /// The target's URL with its hosts replaced by `addr`: the same credentials, path and
     /// parameters, so a client through a proxy is the same identity as the others.
     fn url_at(&self, addr: SocketAddr) -> String {
-        let rest = self.url.trim_start_matches("zk://");
+        let (scheme, rest) = self.url.split_once("://").expect("a URL with a scheme");
         let (credentials, hosts) = match rest.rsplit_once('@') {
             Some((credentials, hosts)) => (format!("{credentials}@"), hosts),
             None => (String::new(), rest),
         };
         let tail = hosts.find(['/', '?']).map_or("", |at| &hosts[at..]);
-        format!("zk://{credentials}{addr}{tail}")
+        format!("{scheme}://{credentials}{addr}{tail}")
     }
 }
 
@@ -147,7 +147,7 @@ impl ConformanceTarget for ZkTarget {
 
     /// The first host of the server's URL, resolved.
     fn server_addr(&self) -> Option<SocketAddr> {
-        let hosts = self.url.trim_start_matches("zk://");
+        let (_, hosts) = self.url.split_once("://")?;
         let hosts = hosts.rsplit_once('@').map_or(hosts, |(_, hosts)| hosts);
         let first = hosts.split([',', '/', '?']).next()?;
         first.to_socket_addrs().ok()?.next()
