@@ -13,7 +13,7 @@ use super::zookeeper_tls;
 use crate::ServerError;
 use crate::tls::ServerTls;
 
-/// One ZooKeeper server process (standalone, or one node of a [`ZkEnsemble`]).
+/// One ZooKeeper server process (standalone, or one node of a [`ZkEnsemble`](super::ZkEnsemble)).
 #[derive(Debug)]
 pub struct ZkServer {
     process: ServerProcess,
