@@ -2,7 +2,8 @@
 //! its epoch; every replica answers `GET /leader` from an observer of the election.
 //!
 //! ```text
-//! cargo run -p distlock --features redis --example elected_replicas   # DISTLOCK_URL=redis://...
+//! cargo run -p distlock --features sqlite --example elected_replicas
+//! DISTLOCK_URL=redis://127.0.0.1:6379 cargo run -p distlock --features sqlite,redis --example elected_replicas
 //! ```
 //!
 //! The replicas share one lock service (`DISTLOCK_URL`, by default an SQLite file) but nothing
