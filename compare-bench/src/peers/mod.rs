@@ -1,10 +1,13 @@
 //! Peer lock implementations measured beside distlock on the same servers.
 
 pub mod curator;
+pub mod mysql;
 pub mod pg;
+pub mod pg_floor;
 pub mod redis_poll;
 pub mod redis_zset;
 pub mod rslock_peer;
+pub mod zk_floor;
 pub mod zk_herd;
 
 /// A random token identifying one holder.

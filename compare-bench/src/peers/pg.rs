@@ -38,8 +38,8 @@ pub async fn ensure_table(url: &str) -> BenchResult<()> {
 /// One client (its own connection) of the row lock `name`, polling every `interval`.
 #[derive(Debug, Clone)]
 pub struct PgRowLock {
-    connection: Arc<Mutex<PgConnection>>,
-    name: String,
+    pub(super) connection: Arc<Mutex<PgConnection>>,
+    pub(super) name: String,
     interval: Duration,
 }
 
@@ -62,9 +62,10 @@ impl PgRowLock {
     }
 }
 
-struct RowHeld {
-    lock: PgRowLock,
-    owner: String,
+/// A held row, released by deleting it (shared with the [floor](super::pg_floor)).
+pub(super) struct RowHeld {
+    pub(super) lock: PgRowLock,
+    pub(super) owner: String,
 }
 
 #[async_trait]

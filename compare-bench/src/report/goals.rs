@@ -1,244 +1,141 @@
-//! The issue's performance goals, judged from the measured records.
-
-use std::fmt::Write as _;
+//! The performance goals, judged from the measured records of one run, each with the ratio it
+//! asks for and, when missed, an explanation computed from the floors measured beside it.
 
 use crate::record::Record;
-use crate::scenarios::Kind;
-use crate::scenarios::latency::curator_system;
 
+use super::goal_specs::{Measure, Pick, SPECS, Spec};
 use super::{num, table};
 
 /// One goal and its verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Goal {
-    /// What the issue asks.
+    /// What the goal asks.
     pub goal: String,
     /// The measured figures behind the verdict.
     pub measured: String,
     /// `Some(true)` met, `Some(false)` missed, `None` not measured in this run.
     pub met: Option<bool>,
+    /// For a missed goal: where the gap lies, from the floors of the same run.
+    pub why: String,
 }
 
-/// Why a goal is missed where it is, from the design (no measured numbers), and what would close
-/// it; indexed like [`goals`].
-const WHY: [&str; 5] = [
-    "The scripts already skip all queue upkeep and PUBLISH while nobody waits (acquire: SET NX PX \
-     plus the fence, read from TIME so tokens survive data loss; release: compare-and-delete), so \
-     both locks send two commands per pair. What remains is client-side: each guard starts a lease \
-     monitor task and arms a cancel-safe cleanup, and the scripts run through EVALSHA. To close: one \
-     shared lease-monitor task per lock service instead of one per guard, and a cleanup that \
-     allocates nothing.",
-    "distlock hands the lock to the first queued waiter (FIFO) through pub/sub, a round trip per \
-     handoff; rslock lets the client that just released take it again at once while the others sleep \
-     up to 200 ms between tries, so its pairs/s and its per-grant p99 come mostly from one client (see \
-     the fairness column). Matching it would mean letting the releaser barge ahead of the queue, which \
-     the FIFO guarantee rules out.",
-    "Every pair is one create and one delete, each a quorum write synced to disk, for both libraries: \
-     uncontended throughput is bound by the server's fsync, not by the client. Closing the uncontended gap would need fewer writes \
-     per pair, which the recipe (and Curator compatibility) does not allow.",
-    "Every release NOTIFYs every waiter's listener; all waiters rerun the upsert and queue on the row \
-     lock, so each grant costs at least one statement per waiter (a herd) while the releaser may take the lock \
-     again. To close: wake one waiter (a waiter queue, the NOTIFY naming the next waiter, as the Redis \
-     backend does), or let waiters wait server-side on the row lock.",
-    "",
-];
-
-fn find<'a>(
-    records: &'a [Record],
-    scenario: &str,
-    system: &str,
-    backend: &str,
-    clients: usize,
-) -> Option<&'a Record> {
-    records.iter().find(|r| {
-        r.scenario == scenario && r.system == system && r.backend == backend && r.clients == clients
-    })
+/// The row `pick` selects on `backend`: the matching system with the most pairs/s (the way
+/// `bench-goals.py` matches rows, so the report and the script agree).
+pub fn pick<'a>(records: &'a [Record], backend: &str, pick: &Pick) -> Option<&'a Record> {
+    records
+        .iter()
+        .filter(|r| {
+            let system = r.system.to_lowercase();
+            r.backend == backend
+                && r.scenario == pick.scenario
+                && r.clients == pick.clients
+                && pick.words.iter().any(|w| system.contains(w))
+                && (pick.held == 0 || r.number("held") == Some(pick.held as f64))
+        })
+        .max_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s))
 }
 
-fn distlock() -> String {
-    Kind::Distlock("redis").system()
-}
-
-fn goal(goal: &str, parts: Option<(String, bool)>) -> Goal {
-    match parts {
-        Some((measured, met)) => Goal {
-            goal: goal.to_owned(),
-            measured,
-            met: Some(met),
-        },
-        None => Goal {
-            goal: goal.to_owned(),
-            measured: "not measured in this run".to_owned(),
-            met: None,
-        },
+fn value(record: &Record, measure: Measure) -> f64 {
+    match measure {
+        Measure::PairsPerSecond => record.ops_per_s,
+        Measure::P99Wait => record.p99_us,
+        Measure::HandoffShare => record.handoffs as f64 / record.ops.max(1) as f64,
+        Measure::Number(key) => record.number(key).unwrap_or(f64::NAN),
     }
 }
 
-/// Every goal of the issue, judged.
-pub fn goals(records: &[Record]) -> Vec<Goal> {
-    let ours = distlock();
-    let (poll, rslock) = (Kind::RedisPoll(1).system(), Kind::RsLock.system());
-    let curator = curator_system();
-    let mut goals = Vec::new();
-
-    let redis_uncontended = (|| {
-        let d = find(records, "latency", &ours, "redis", 1)?.ops_per_s;
-        let p = find(records, "latency", &poll, "redis", 1)?.ops_per_s;
-        let r = find(records, "latency", &rslock, "redis", 1)?.ops_per_s;
-        Some((
-            format!(
-                "distlock {} pairs/s; SET NX PX + EVALSHA {}; rslock {} (x{})",
-                num(d),
-                num(p),
-                num(r),
-                num(d / r)
-            ),
-            d >= p && d >= 1.15 * r,
-        ))
-    })();
-    goals.push(goal(
-        "Redis uncontended: pairs/s >= hand-written SET NX PX + EVALSHA and >= 1.15x rslock",
-        redis_uncontended,
-    ));
-
-    let redis_32 = (|| {
-        let d = find(records, "contention", &ours, "redis", 32)?;
-        let r = find(records, "contention", &rslock, "redis", 32)?;
-        Some((
-            format!(
-                "distlock {} pairs/s, p99 wait {} ms; rslock {} pairs/s, p99 wait {} ms",
-                num(d.ops_per_s),
-                num(d.p99_us / 1e3),
-                num(r.ops_per_s),
-                num(r.p99_us / 1e3)
-            ),
-            d.ops_per_s >= r.ops_per_s && d.p99_us <= r.p99_us / 10.0,
-        ))
-    })();
-    goals.push(goal(
-        "Redis, 32 clients: pairs/s >= rslock's, p99 acquire wait <= 1/10 of rslock's",
-        redis_32,
-    ));
-
-    let zk = (|| {
-        let du = find(records, "latency", &ours, "zookeeper", 1)?.ops_per_s;
-        let cu = find(records, "latency", &curator, "zookeeper", 1)?.ops_per_s;
-        let d = find(records, "contention", &ours, "zookeeper", 32)?;
-        let c = find(records, "contention", &curator, "zookeeper", 32)?;
-        let handoff_ratio = d.handoffs as f64 / d.ops.max(1) as f64;
-        let fewest = d.number("fewest").unwrap_or(0.0);
-        let most = d.number("most").unwrap_or(0.0);
-        let fifo = handoff_ratio >= 0.95 && fewest >= 0.8 * most;
-        Some((
-            format!(
-                "uncontended {} vs Curator {} (x{}); 32 clients {} vs {} (x{}); handoffs {}% of grants, \
-                 per-client grants {}..{}",
-                num(du),
-                num(cu),
-                num(du / cu),
-                num(d.ops_per_s),
-                num(c.ops_per_s),
-                num(d.ops_per_s / c.ops_per_s),
-                num(handoff_ratio * 100.0),
-                fewest,
-                most
-            ),
-            du >= 1.3 * cu && d.ops_per_s >= 1.3 * c.ops_per_s && fifo,
-        ))
-    })();
-    goals.push(goal(
-        "ZooKeeper: uncontended and 32-client pairs/s >= 1.3x Curator's, FIFO handoffs",
-        zk,
-    ));
-
-    let pg = (|| {
-        let d = find(records, "contention", &ours, "postgres", 32)?.ops_per_s;
-        let row = find(
-            records,
-            "contention",
-            &Kind::PgRow(1).system(),
-            "postgres",
-            32,
-        )?
-        .ops_per_s;
-        let adv = find(
-            records,
-            "contention",
-            &Kind::PgAdvisory.system(),
-            "postgres",
-            32,
-        )?
-        .ops_per_s;
-        Some((
-            format!(
-                "distlock {} pairs/s; 1 ms polling row lock {} (x{}); pg_advisory_lock {} (x{})",
-                num(d),
-                num(row),
-                num(d / row),
-                num(adv),
-                num(d / adv)
-            ),
-            d >= 3.0 * row && d >= 0.5 * adv,
-        ))
-    })();
-    goals.push(goal("PostgreSQL row lock, 32 clients: >= 3x the 1 ms-polling row lock and >= 1/2 of pg_advisory_lock", pg));
-
-    let waiting = (|| {
-        let mut parts = Vec::new();
-        let mut met = true;
-        for backend in ["zookeeper", "redis"] {
-            let r = records
-                .iter()
-                .find(|r| r.scenario == "waiting" && r.system == ours && r.backend == backend)?;
-            let per_waiter = r.number("requests_per_waiter_per_s")?;
-            let per_release = r.number("requests_per_release")?;
-            met &= per_waiter <= 1.0 && per_release <= 10.0;
-            let _ = write!(
-                parts_text(&mut parts),
-                "{backend}: {} per waiter per s while waiting, {} per release",
-                num(per_waiter),
-                num(per_release)
-            );
+fn judge(records: &[Record], spec: &Spec) -> Goal {
+    let ours = pick(records, spec.backend, &spec.ours);
+    let theirs = spec.theirs.as_ref().map(|p| pick(records, spec.backend, p));
+    let (measured, ratio) = match (ours, theirs) {
+        (Some(o), None) => {
+            let x = value(o, spec.measure);
+            (format!("{} {}", o.system, num(x)), Some(x))
         }
-        Some((parts.join("; "), met))
-    })();
-    goals.push(goal(
-        "Waiting: a waiter costs ZooKeeper and Redis (pub/sub) a few requests per release, not per poll interval \
-         (judged: <= 1 request per waiter per second while held, <= 10 per release)",
-        waiting,
-    ));
-    goals
+        (Some(o), Some(Some(t))) => {
+            let (a, b) = (value(o, spec.measure), value(t, spec.measure));
+            let x = a / b;
+            let text = format!(
+                "{} {}; {} {}: x{}",
+                o.system,
+                num(a),
+                t.system,
+                num(b),
+                num(x)
+            );
+            (text, Some(x))
+        }
+        _ => ("not measured in this run".to_owned(), None),
+    };
+    let met = ratio.map(|x| {
+        if spec.at_least {
+            x >= spec.want
+        } else {
+            x <= spec.want
+        }
+    });
+    let why = match (met, ours) {
+        (Some(false), Some(o)) => explain(records, spec, o),
+        _ => String::new(),
+    };
+    Goal {
+        goal: spec.goal.to_owned(),
+        measured,
+        met,
+        why,
+    }
 }
 
-fn parts_text(parts: &mut Vec<String>) -> &mut String {
-    parts.push(String::new());
-    let last = parts.len() - 1;
-    &mut parts[last]
+/// Where a missed goal's gap lies, from the same run's floor for that backend: how much of the
+/// floor's rate distlock and the peer reach.
+fn explain(records: &[Record], spec: &Spec, ours: &Record) -> String {
+    let Some(floor) = spec
+        .floor
+        .as_ref()
+        .and_then(|p| pick(records, spec.backend, p))
+    else {
+        return "no floor measured for this backend in this run".to_owned();
+    };
+    let share = ours.ops_per_s / floor.ops_per_s;
+    let verdict = if share >= 0.9 {
+        "within 10 % of the floor: the server's work bounds it, not the client"
+    } else {
+        "the server does the same work faster for a simpler client: the gap is in distlock's \
+         round trips and client work, not the server"
+    };
+    format!(
+        "floor: {} {} pairs/s uncontended; distlock {} = x{share:.2} of it: {verdict}",
+        floor.system,
+        num(floor.ops_per_s),
+        num(ours.ops_per_s),
+    )
+}
+
+/// Every goal, judged.
+pub fn goals(records: &[Record]) -> Vec<Goal> {
+    SPECS.iter().map(|spec| judge(records, spec)).collect()
 }
 
 /// The goals section of the report.
 pub(super) fn section(records: &[Record]) -> String {
     let rows: Vec<Vec<String>> = goals(records)
         .into_iter()
-        .zip(WHY)
-        .map(|(g, why)| {
-            let (verdict, why) = match g.met {
-                Some(true) => ("met", ""),
-                Some(false) => ("**missed**", why),
-                None => ("not measured", ""),
+        .map(|g| {
+            let verdict = match g.met {
+                Some(true) => "met",
+                Some(false) => "**missed**",
+                None => "not measured",
             };
-            vec![g.goal, g.measured, verdict.to_owned(), why.to_owned()]
+            vec![g.goal, g.measured, verdict.to_owned(), g.why]
         })
         .collect();
     format!(
-        "## Performance goals\n\nJudged by the runner from the numbers below.\n\n{}\n",
+        "## Performance goals\n\nJudged by the runner from the rows below, matched as \
+         `bench-goals.py` matches them (backend, scenario, clients, words of the system name; the \
+         fastest match). A missed goal's explanation is computed from the floor of its backend in \
+         this run.\n\n{}\n",
         table(
-            &[
-                "goal",
-                "measured",
-                "verdict",
-                "why missed, and what would close it"
-            ],
+            &["goal", "measured", "verdict", "where the gap lies"],
             &rows
         )
     )

@@ -2,6 +2,7 @@
 
 mod coordination;
 mod election;
+pub mod goal_specs;
 mod goals;
 mod sections;
 mod shared;
@@ -14,7 +15,7 @@ use serde_json::Value;
 use crate::BenchResult;
 use crate::record::Record;
 
-pub use goals::{Goal, goals};
+pub use goals::{Goal, goals, pick};
 
 /// Everything a report is made from.
 #[derive(Debug)]

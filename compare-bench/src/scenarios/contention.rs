@@ -7,7 +7,7 @@ use crate::contend::{Outcome, Run, contend};
 use crate::peers::curator::Curator;
 use crate::record::Record;
 use crate::scenarios::latency::curator_system;
-use crate::scenarios::{Ctx, Kind, clients, fresh_name};
+use crate::scenarios::{Ctx, Kind, ROLE_LIBRARY, clients, fresh_name};
 use crate::servers::host_port;
 use crate::stats::summarize;
 
@@ -35,10 +35,13 @@ pub fn counts(quick: bool) -> Vec<usize> {
 /// None of its own: a system that fails is noted as skipped.
 pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     let seconds = ctx.pick(0.5, 2.0);
-    for kind in ctx.kinds() {
+    for kind in ctx.kinds().into_iter().filter(|kind| kind.contends()) {
         for &count in &counts(ctx.quick) {
             match measure(ctx, kind, count, seconds).await {
-                Ok(outcome) => ctx.push(record(&kind.system(), kind.backend(), count, &outcome)),
+                Ok(outcome) => ctx.push(
+                    record(&kind.system(), kind.backend(), count, &outcome)
+                        .with("role", kind.role()),
+                ),
                 Err(error) => {
                     ctx.skip(format!("{ID}: {} x{count}: {error}", kind.system()));
                     break;
@@ -53,7 +56,10 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     match curator(ctx, seconds) {
         Ok(results) => {
             for (count, outcome) in results {
-                ctx.push(record(&curator_system(), "zookeeper", count, &outcome));
+                ctx.push(
+                    record(&curator_system(), "zookeeper", count, &outcome)
+                        .with("role", ROLE_LIBRARY),
+                );
             }
         }
         Err(error) => ctx.skip(format!("{ID}: Curator: {error}")),

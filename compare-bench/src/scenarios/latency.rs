@@ -6,7 +6,7 @@ use crate::BenchResult;
 use crate::contend::{Outcome, Run, contend};
 use crate::peers::curator::Curator;
 use crate::record::Record;
-use crate::scenarios::{Ctx, Kind, client, fresh_name};
+use crate::scenarios::{Ctx, Kind, ROLE_LIBRARY, client, fresh_name};
 use crate::servers::host_port;
 use crate::stats::summarize;
 
@@ -56,12 +56,14 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     }
     let systems = kinds
         .iter()
-        .map(|kind| (kind.system(), kind.backend()))
-        .chain([(curator_system(), "zookeeper")]);
-    for ((index, (system, backend)), outcome) in systems.enumerate().zip(merged) {
+        .map(|kind| (kind.system(), kind.backend(), kind.role()))
+        .chain([(curator_system(), "zookeeper", ROLE_LIBRARY)]);
+    for ((index, (system, backend, role)), outcome) in systems.enumerate().zip(merged) {
         match (&failed[index], outcome) {
             (Some(error), _) => ctx.skip(format!("{ID}: {system}: {error}")),
-            (None, Some(outcome)) => ctx.push(record(&system, backend, &outcome)),
+            (None, Some(outcome)) => {
+                ctx.push(record(&system, backend, &outcome).with("role", role))
+            }
             (None, None) => {}
         }
     }

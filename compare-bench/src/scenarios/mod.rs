@@ -21,9 +21,11 @@ use lock_testkit::servers::ZkServer;
 use crate::BenchResult;
 use crate::contend::{Contender, DistlockContender};
 use crate::machine::crate_versions;
-use crate::peers::{pg, redis_poll::RedisPollLock, rslock_peer::RsLock};
+use crate::peers::pg_floor::PgFloor;
+use crate::peers::zk_floor::ZkFloor;
+use crate::peers::{mysql, pg, redis_poll::RedisPollLock, rslock_peer::RsLock};
 use crate::record::Record;
-use crate::servers::Servers;
+use crate::servers::{Servers, host_port};
 
 /// What a scenario needs: the servers, the run's size, and where results go.
 #[derive(Debug)]
@@ -92,6 +94,14 @@ pub enum Kind {
     PgRow(u64),
     /// PostgreSQL `pg_advisory_lock`.
     PgAdvisory,
+    /// The PostgreSQL floor: one `INSERT` and one `DELETE`, uncontended only.
+    PgFloor,
+    /// The ZooKeeper floor: create an ephemeral node and delete it, uncontended only.
+    ZkFloor,
+    /// MySQL/MariaDB `GET_LOCK` and `RELEASE_LOCK`.
+    MySqlGetLock,
+    /// Hand-written MySQL/MariaDB unique-row lock, polling every this many milliseconds.
+    MySqlRow(u64),
 }
 
 impl Kind {
@@ -103,7 +113,32 @@ impl Kind {
             Kind::RsLock => format!("rslock {}", crate_versions("rslock").join("/")),
             Kind::PgRow(ms) => format!("INSERT ON CONFLICT/DELETE, {ms} ms poll"),
             Kind::PgAdvisory => "pg_advisory_lock".to_owned(),
+            Kind::PgFloor => "INSERT/DELETE floor, no polling".to_owned(),
+            Kind::ZkFloor => format!(
+                "create+delete floor, zookeeper-client {}",
+                crate_versions("zookeeper-client").join("/")
+            ),
+            Kind::MySqlGetLock => "GET_LOCK/RELEASE_LOCK".to_owned(),
+            Kind::MySqlRow(ms) => format!("INSERT IGNORE/DELETE, {ms} ms poll"),
         }
+    }
+
+    /// What the system is, for a reader of the report: the product, a lock library, a lock
+    /// written by hand on the server's primitives, or a floor (the same server work as a lock
+    /// with no lock around it, which no lock can beat).
+    pub fn role(self) -> &'static str {
+        match self {
+            Kind::Distlock(_) => ROLE_OURS,
+            Kind::RsLock => ROLE_LIBRARY,
+            Kind::RedisPoll(_) | Kind::PgRow(_) | Kind::MySqlRow(_) => "hand-written lock",
+            Kind::PgAdvisory | Kind::MySqlGetLock => "server's built-in lock",
+            Kind::PgFloor | Kind::ZkFloor => "floor (no lock semantics)",
+        }
+    }
+
+    /// Whether it takes part in the contention sweep: the floors cannot wait.
+    pub fn contends(self) -> bool {
+        !matches!(self, Kind::PgFloor | Kind::ZkFloor)
     }
 
     /// The server it runs on.
@@ -111,10 +146,18 @@ impl Kind {
         match self {
             Kind::Distlock(backend) => backend,
             Kind::RedisPoll(_) | Kind::RsLock => "redis",
-            Kind::PgRow(_) | Kind::PgAdvisory => "postgres",
+            Kind::PgRow(_) | Kind::PgAdvisory | Kind::PgFloor => "postgres",
+            Kind::MySqlGetLock | Kind::MySqlRow(_) => "mysql",
+            Kind::ZkFloor => "zookeeper",
         }
     }
 }
+
+/// The [`Kind::role`] of distlock.
+pub const ROLE_OURS: &str = "distlock";
+
+/// The [`Kind::role`] of a lock library (Curator too).
+pub const ROLE_LIBRARY: &str = "library";
 
 /// The distlock backends, in report order.
 pub const BACKENDS: [&str; 6] = [
@@ -151,6 +194,10 @@ pub fn all_kinds() -> Vec<Kind> {
         Kind::RsLock,
         Kind::PgRow(1),
         Kind::PgAdvisory,
+        Kind::PgFloor,
+        Kind::MySqlGetLock,
+        Kind::MySqlRow(1),
+        Kind::ZkFloor,
     ]);
     kinds
 }
@@ -216,6 +263,24 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
         }
         Kind::PgAdvisory => {
             Arc::new(pg::PgAdvisoryLock::connect(&servers.postgres, advisory_key(name)).await?)
+        }
+        Kind::PgFloor => {
+            pg::ensure_table(&servers.postgres).await?;
+            Arc::new(PgFloor::connect(&servers.postgres, name).await?)
+        }
+        Kind::ZkFloor => {
+            let (host, port) = host_port(&servers.zookeeper).ok_or("no ZooKeeper port")?;
+            let path = format!("/floor-bench/{}", name.replace('/', "-"));
+            Arc::new(ZkFloor::connect(&format!("{host}:{port}"), &path).await?)
+        }
+        Kind::MySqlGetLock => {
+            let key = format!("bench-{:016x}", advisory_key(name));
+            Arc::new(mysql::GetLock::connect(&servers.mysql, &key).await?)
+        }
+        Kind::MySqlRow(ms) => {
+            mysql::ensure_table(&servers.mysql).await?;
+            let interval = Duration::from_millis(ms);
+            Arc::new(mysql::MySqlRowLock::connect(&servers.mysql, name, interval).await?)
         }
     })
 }

@@ -1,0 +1,293 @@
+//! The performance goals as data: which rows each compares, the ratio it asks for, and the floor
+//! that explains a miss. They match rows the way `bench-goals.py` does, by backend, scenario,
+//! client count and words of the system name, so the names of the systems are part of the
+//! contract (`create+delete floor`, `GET_LOCK`, ...).
+
+/// Which rows of one backend a goal reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Pick {
+    /// The scenario id.
+    pub scenario: &'static str,
+    /// The client count.
+    pub clients: usize,
+    /// The system name contains one of these (lowercase).
+    pub words: &'static [&'static str],
+    /// For the many-locks scenario: the number of held locks (0: any row).
+    pub held: u64,
+}
+
+/// What a goal compares.
+#[derive(Debug, Clone, Copy)]
+pub enum Measure {
+    /// Acquire+release pairs per second.
+    PairsPerSecond,
+    /// p99 of the acquire wait.
+    P99Wait,
+    /// Grants that went to another client than the last holder, per grant.
+    HandoffShare,
+    /// A scenario-specific number of the record.
+    Number(&'static str),
+}
+
+/// One goal.
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    /// The backend of every row it reads.
+    pub backend: &'static str,
+    /// What it asks, in words.
+    pub goal: &'static str,
+    /// distlock's row.
+    pub ours: Pick,
+    /// The row it is compared with; `None`: [`Spec::want`] bounds distlock's own figure.
+    pub theirs: Option<Pick>,
+    /// The figure compared.
+    pub measure: Measure,
+    /// The ratio (or figure) asked for.
+    pub want: f64,
+    /// `true`: at least [`Spec::want`]; `false`: at most.
+    pub at_least: bool,
+    /// The floor that explains a miss: the same server work from the simplest client.
+    pub floor: Option<Pick>,
+}
+
+const fn row(scenario: &'static str, clients: usize, words: &'static [&'static str]) -> Pick {
+    Pick {
+        scenario,
+        clients,
+        words,
+        held: 0,
+    }
+}
+
+const DISTLOCK: &[&str] = &["distlock"];
+const OURS_1: Pick = row("latency", 1, DISTLOCK);
+const OURS_32: Pick = row("contention", 32, DISTLOCK);
+
+const REDIS_FLOOR: Pick = row("latency", 1, &["set nx"]);
+const ZK_FLOOR: Pick = row("latency", 1, &["create+delete floor"]);
+const PG_FLOOR: Pick = row("latency", 1, &["insert/delete floor"]);
+const MYSQL_FLOOR: Pick = row("latency", 1, &["insert ignore"]);
+
+/// The many-locks row of 100,000 held locks.
+pub const HELD_100K: Pick = Pick {
+    scenario: "many",
+    clients: 1,
+    words: DISTLOCK,
+    held: 100_000,
+};
+
+const fn versus(
+    backend: &'static str,
+    goal: &'static str,
+    (ours, theirs): (Pick, Pick),
+    measure: Measure,
+    want: f64,
+    floor: Pick,
+) -> Spec {
+    Spec {
+        backend,
+        goal,
+        ours,
+        theirs: Some(theirs),
+        measure,
+        want,
+        at_least: !matches!(measure, Measure::P99Wait),
+        floor: Some(floor),
+    }
+}
+
+const fn bound(
+    backend: &'static str,
+    goal: &'static str,
+    ours: Pick,
+    measure: Measure,
+    want: f64,
+    at_least: bool,
+) -> Spec {
+    Spec {
+        backend,
+        goal,
+        ours,
+        theirs: None,
+        measure,
+        want,
+        at_least,
+        floor: None,
+    }
+}
+
+const PAIRS: Measure = Measure::PairsPerSecond;
+const MEMORY: Measure = Measure::Number("client_bytes_per_lock");
+const RENEWALS: Measure = Measure::Number("round_trips_per_renewal_period");
+
+/// Every goal, in report order.
+pub const SPECS: [Spec; 21] = [
+    versus(
+        "redis",
+        "Redis uncontended >= 1.0x the hand-written SET NX PX + EVALSHA",
+        (OURS_1, REDIS_FLOOR),
+        PAIRS,
+        1.0,
+        REDIS_FLOOR,
+    ),
+    versus(
+        "redis",
+        "Redis uncontended >= 1.15x rslock",
+        (OURS_1, row("latency", 1, &["rslock"])),
+        PAIRS,
+        1.15,
+        REDIS_FLOOR,
+    ),
+    versus(
+        "redis",
+        "Redis 32 clients (FIFO) >= 0.8x rslock's pairs/s",
+        (OURS_32, row("contention", 32, &["rslock"])),
+        PAIRS,
+        0.8,
+        REDIS_FLOOR,
+    ),
+    versus(
+        "redis",
+        "Redis 32 clients p99 wait <= 0.1x rslock's",
+        (OURS_32, row("contention", 32, &["rslock"])),
+        Measure::P99Wait,
+        0.1,
+        REDIS_FLOOR,
+    ),
+    bound(
+        "redis",
+        "Redis 32 clients: handoffs >= 95 % of grants (strict FIFO)",
+        OURS_32,
+        Measure::HandoffShare,
+        0.95,
+        true,
+    ),
+    versus(
+        "zookeeper",
+        "ZooKeeper uncontended >= 0.9x the create+delete floor",
+        (OURS_1, ZK_FLOOR),
+        PAIRS,
+        0.9,
+        ZK_FLOOR,
+    ),
+    versus(
+        "zookeeper",
+        "ZooKeeper uncontended >= 1.3x Curator",
+        (OURS_1, row("latency", 1, &["curator"])),
+        PAIRS,
+        1.3,
+        ZK_FLOOR,
+    ),
+    versus(
+        "zookeeper",
+        "ZooKeeper 32 clients >= 1.5x Curator",
+        (OURS_32, row("contention", 32, &["curator"])),
+        PAIRS,
+        1.5,
+        ZK_FLOOR,
+    ),
+    versus(
+        "postgres",
+        "PostgreSQL uncontended >= 1.0x the hand-written row lock",
+        (OURS_1, row("latency", 1, &["insert", "row"])),
+        PAIRS,
+        1.0,
+        PG_FLOOR,
+    ),
+    versus(
+        "postgres",
+        "PostgreSQL 32 clients (FIFO) >= 3x the polling row lock",
+        (OURS_32, row("contention", 32, &["insert", "row"])),
+        PAIRS,
+        3.0,
+        PG_FLOOR,
+    ),
+    versus(
+        "postgres",
+        "PostgreSQL 32 clients (FIFO) >= 0.5x pg_advisory_lock",
+        (OURS_32, row("contention", 32, &["advisory"])),
+        PAIRS,
+        0.5,
+        PG_FLOOR,
+    ),
+    bound(
+        "postgres",
+        "PostgreSQL 32 clients: handoffs >= 95 % of grants (strict FIFO)",
+        OURS_32,
+        Measure::HandoffShare,
+        0.95,
+        true,
+    ),
+    versus(
+        "mysql",
+        "MySQL/MariaDB uncontended >= 0.5x GET_LOCK",
+        (OURS_1, row("latency", 1, &["get_lock"])),
+        PAIRS,
+        0.5,
+        MYSQL_FLOOR,
+    ),
+    versus(
+        "mysql",
+        "MySQL/MariaDB 32 clients >= 0.5x GET_LOCK",
+        (OURS_32, row("contention", 32, &["get_lock"])),
+        PAIRS,
+        0.5,
+        MYSQL_FLOOR,
+    ),
+    bound(
+        "redis",
+        "Redis, 100,000 held locks: client memory <= 1 KiB per lock",
+        HELD_100K,
+        MEMORY,
+        1024.0,
+        false,
+    ),
+    bound(
+        "zookeeper",
+        "ZooKeeper, 100,000 held locks: client memory <= 1 KiB per lock",
+        HELD_100K,
+        MEMORY,
+        1024.0,
+        false,
+    ),
+    bound(
+        "postgres",
+        "PostgreSQL, 100,000 held locks: client memory <= 1 KiB per lock",
+        HELD_100K,
+        MEMORY,
+        1024.0,
+        false,
+    ),
+    bound(
+        "mysql",
+        "MySQL/MariaDB, 100,000 held locks: client memory <= 1 KiB per lock",
+        HELD_100K,
+        MEMORY,
+        1024.0,
+        false,
+    ),
+    bound(
+        "redis",
+        "Redis, 100,000 held locks: <= 1 round trip per renewal period",
+        HELD_100K,
+        RENEWALS,
+        1.0,
+        false,
+    ),
+    bound(
+        "postgres",
+        "PostgreSQL, 100,000 held locks: <= 1 round trip per renewal period",
+        HELD_100K,
+        RENEWALS,
+        1.0,
+        false,
+    ),
+    bound(
+        "mysql",
+        "MySQL/MariaDB, 100,000 held locks: <= 1 round trip per renewal period",
+        HELD_100K,
+        RENEWALS,
+        1.0,
+        false,
+    ),
+];
