@@ -4,6 +4,7 @@ mod coordination;
 mod election;
 pub mod goal_specs;
 mod goals;
+mod many;
 mod sections;
 mod shared;
 

@@ -21,7 +21,7 @@ pub(super) const ALL: [(&str, &str, Section); 9] = [
     ("herd", "4. Herd effect", coordination::herd),
     ("crash", "5. Crash recovery", coordination::crash),
     ("failover", "6. Failover safety", coordination::failover),
-    ("many", "7. Many locks", many),
+    ("many", "7. Many locks", super::many::many),
     (
         "shared",
         "8. Semaphores and read-write locks",
@@ -285,53 +285,6 @@ fn contention(out: &Path, records: &[Record]) -> BenchResult<String> {
                 "fairness",
                 "handoffs",
                 "overlaps"
-            ],
-            &rows
-        )
-    ))
-}
-
-fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
-    let runs = of(records, "many");
-    let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for r in &runs {
-        lines
-            .entry(r.backend.clone())
-            .or_default()
-            .push((r.clients.max(1) as f64 * r.ops as f64, r.ops_per_s));
-    }
-    chart::lines(
-        &out.join("many.svg"),
-        "Many locks: acquisitions/s by locks held (log-log)",
-        "locks held",
-        "acquisitions/s",
-        &lines.into_iter().collect::<Vec<_>>(),
-    )?;
-    let rows: Vec<Vec<String>> = runs
-        .iter()
-        .map(|r| {
-            vec![
-                r.backend.clone(),
-                r.ops.to_string(),
-                num(r.ops_per_s),
-                r.number("bytes_per_lock").map_or("n/a".into(), num),
-                r.text("memory_source").unwrap_or("not measured").to_owned(),
-            ]
-        })
-        .collect();
-    Ok(format!(
-        "## 7. Many locks\n\nOne client holds N distinct names at once ({} acquisitions in flight). Memory per held \
-         lock = (reading while held - reading before) / N.\n\n![many](many.svg)\n\n{}\n",
-        runs.first()
-            .and_then(|r| r.number("parallel"))
-            .map_or("16".into(), |n| n.to_string()),
-        table(
-            &[
-                "backend",
-                "locks held",
-                "acquisitions/s",
-                "bytes per lock",
-                "memory source"
             ],
             &rows
         )

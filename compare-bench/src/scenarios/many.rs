@@ -1,14 +1,17 @@
-//! Scenario 7, many locks: 1, 100 and 10,000 distinct names held at once by one client:
-//! acquire throughput, and the server's memory per held lock.
+//! Scenario 7, many locks: 1 to 100,000 distinct names held at once by one client: acquire
+//! throughput, the server's and the client's memory per held lock, and what keeping the holds
+//! alive costs (requests and round trips per renewal period, client CPU).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::{StreamExt, stream};
 use lock_core::{DistributedLockExt, LockGuard};
 
 use crate::BenchResult;
 use crate::counters;
+use crate::heap::live_bytes;
 use crate::record::Record;
+use crate::scenarios::holding::{self, Window};
 use crate::scenarios::{Ctx, fresh_name};
 use crate::servers::Servers;
 
@@ -17,6 +20,21 @@ pub const ID: &str = "many";
 
 /// Acquisitions in flight at once.
 const PARALLEL: usize = 16;
+
+/// The numbers of locks held at once.
+pub fn counts(quick: bool) -> Vec<usize> {
+    if quick {
+        vec![1, 100, 1000]
+    } else {
+        vec![1, 100, 10_000, 100_000]
+    }
+}
+
+/// The lease the holds are taken with, and how long they are kept: one renewal period.
+pub fn window(quick: bool) -> Window {
+    let lease = Duration::from_secs(if quick { 3 } else { 30 });
+    Window { lease, periods: 1 }
+}
 
 /// Runs each backend at each count.
 ///
@@ -29,10 +47,10 @@ const PARALLEL: usize = 16;
 ///
 /// None of its own: a point that fails is noted as skipped.
 pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
-    let counts: Vec<usize> = ctx.pick(vec![1, 100, 1000], vec![1, 100, 10_000]);
+    let (counts, window) = (counts(ctx.quick), window(ctx.quick));
     for backend in ["redis", "zookeeper", "postgres", "mysql"] {
         for &count in &counts {
-            match measure(&ctx.servers, backend, count).await {
+            match measure(&ctx.servers, backend, count, window).await {
                 Ok(record) => ctx.push(record),
                 Err(error) => ctx.skip(format!("{ID}: {backend} x{count}: {error}")),
             }
@@ -69,14 +87,20 @@ async fn memory(
     })
 }
 
-async fn measure(servers: &Servers, backend: &str, count: usize) -> BenchResult<Record> {
+async fn measure(
+    servers: &Servers,
+    backend: &str,
+    count: usize,
+    window: Window,
+) -> BenchResult<Record> {
     let table = format!("bench_many_{}", rand::random::<u32>());
+    let lease = format!("lease={}ms", window.lease.as_millis());
     let url = match backend {
         "postgres" | "mysql" => format!(
-            "{}?table={table}&pool_size={PARALLEL}",
+            "{}?table={table}&pool_size={PARALLEL}&{lease}",
             servers.url(backend)
         ),
-        _ => servers.url(backend),
+        _ => format!("{}?{lease}", servers.url(backend)),
     };
     let lock = distlock::connect(&url).await?;
     let prefix = fresh_name(ID);
@@ -86,6 +110,7 @@ async fn measure(servers: &Servers, backend: &str, count: usize) -> BenchResult<
         .release()
         .await?;
     let before = memory(servers, backend, &table).await?;
+    let heap_before = live_bytes();
     let started = Instant::now();
     let guards: Vec<BenchResult<LockGuard>> = stream::iter(0..count)
         .map(|i| {
@@ -98,6 +123,7 @@ async fn measure(servers: &Servers, backend: &str, count: usize) -> BenchResult<
     let seconds = started.elapsed().as_secs_f64();
     let guards: Vec<LockGuard> = guards.into_iter().collect::<BenchResult<_>>()?;
     let after = memory(servers, backend, &table).await?;
+    let heap_after = live_bytes();
     let mut record = Record::new(
         ID,
         &format!("distlock {}", env!("CARGO_PKG_VERSION")),
@@ -116,11 +142,19 @@ async fn measure(servers: &Servers, backend: &str, count: usize) -> BenchResult<
             .with("bytes_per_lock", per_lock.round())
             .with("memory_source", source);
     }
-    let released: Vec<BenchResult<()>> = stream::iter(guards)
-        .map(|guard| async move { Ok(guard.release().await?) })
+    let client_per_lock = (heap_after as f64 - heap_before as f64) / count as f64;
+    record = record.with("client_bytes_per_lock", client_per_lock.round());
+    let record = holding::measure(servers, backend, &guards, window, record).await?;
+    // A hold lost in the window fails its release; the others must all succeed.
+    let lost = guards.iter().filter(|guard| guard.is_lost()).count();
+    let failed = stream::iter(guards)
+        .map(|guard| async move { guard.release().await.is_err() })
         .buffer_unordered(PARALLEL)
-        .collect()
+        .filter(|failed| std::future::ready(*failed))
+        .count()
         .await;
-    released.into_iter().collect::<BenchResult<Vec<()>>>()?;
+    if failed > lost {
+        return Err(format!("{failed} of {count} releases failed, {lost} holds were lost").into());
+    }
     Ok(record)
 }

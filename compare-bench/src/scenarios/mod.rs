@@ -6,6 +6,7 @@ pub mod crash;
 pub mod election;
 pub mod failover;
 pub mod herd;
+pub mod holding;
 pub mod latency;
 pub mod many;
 pub mod shared;
@@ -337,7 +338,9 @@ pub fn parameters(quick: bool) -> serde_json::Value {
         "election_lease_ms": 2000,
         "failover_trials_redis": pick(1.into(), 5.into()),
         "failover_trials_zookeeper": pick(1.into(), 3.into()),
-        "many_counts": pick(serde_json::json!([1, 100, 1000]), serde_json::json!([1, 100, 10000])),
+        "many_counts": many::counts(quick),
+        "many_lease_ms": many::window(quick).lease.as_millis() as u64,
+        "many_hold_periods": many::window(quick).periods,
         "redis_cluster": format!(
             "{} primaries with {} replica each on loopback, distlock through redis+cluster:// \
              (every key of a lock on one shard)",

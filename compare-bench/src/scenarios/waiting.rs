@@ -54,7 +54,16 @@ pub async fn server_requests(
     }
 }
 
-async fn server_counter(servers: &Servers, backend: &str) -> BenchResult<u64> {
+/// The request counter of `backend`'s server (see [`request_unit`]).
+///
+/// # Cancel safety
+///
+/// Cancel safe: it only reads.
+///
+/// # Errors
+///
+/// The counter's error, or a backend without one.
+pub async fn server_counter(servers: &Servers, backend: &str) -> BenchResult<u64> {
     match backend {
         "redis" => counters::redis_commands(&servers.redis).await,
         "zookeeper" => counters::zk_packets(&servers.zookeeper),

@@ -1,0 +1,90 @@
+//! Section 7: many locks held by one client, what the server and the client keep per held lock,
+//! and what keeping the holds alive costs.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::BenchResult;
+use crate::chart;
+use crate::record::Record;
+
+use super::{num, of, table};
+
+/// A record's number as a table cell, "n/a" where it was not measured.
+fn cell(r: &Record, field: &str) -> String {
+    r.number(field).map_or("n/a".into(), num)
+}
+
+/// The section: acquisitions/s by locks held (chart), and per point the memory on both sides,
+/// the renewal traffic and round trips per renewal period, the client's CPU and lost holds.
+///
+/// # Errors
+///
+/// The chart could not be drawn.
+pub(super) fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
+    let runs = of(records, "many");
+    let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for r in &runs {
+        lines
+            .entry(r.backend.clone())
+            .or_default()
+            .push((r.clients.max(1) as f64 * r.ops as f64, r.ops_per_s));
+    }
+    chart::lines(
+        &out.join("many.svg"),
+        "Many locks: acquisitions/s by locks held (log-log)",
+        "locks held",
+        "acquisitions/s",
+        &lines.into_iter().collect::<Vec<_>>(),
+    )?;
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            vec![
+                r.backend.clone(),
+                r.ops.to_string(),
+                num(r.ops_per_s),
+                cell(r, "bytes_per_lock"),
+                r.text("memory_source").unwrap_or("not measured").to_owned(),
+                cell(r, "client_bytes_per_lock"),
+                cell(r, "server_requests_per_renewal_period"),
+                cell(r, "round_trips_per_renewal_period"),
+                cell(r, "client_cpu_ms_per_s"),
+                cell(r, "lost_while_holding"),
+            ]
+        })
+        .collect();
+    let first = runs.first();
+    let parallel = first
+        .and_then(|r| r.number("parallel"))
+        .map_or("16".into(), |n| n.to_string());
+    let lease = first
+        .and_then(|r| r.number("lease_ms"))
+        .map_or("n/a".into(), |ms| format!("{} s", num(ms / 1e3)));
+    Ok(format!(
+        "## 7. Many locks\n\nOne client holds N distinct names at once ({parallel} acquisitions in \
+         flight), taken with a {lease} lease. Memory per held lock = (reading while held - \
+         reading before) / N, on the server (its own accounting) and in the client (heap bytes \
+         live, counted by the allocator). Then the holds are kept for one renewal period (a \
+         third of the lease) while nothing else runs: the requests the server counted, the \
+         client's write system calls (every request or pipelined batch takes at least one, so \
+         they bound its round trips from above), its CPU, and holds lost by the end. \
+         ZooKeeper's holds live in the session, so its renewal traffic is the session's pings, \
+         whatever N is.\n\n![many](many.svg)\n\n{}\n",
+        table(
+            &[
+                "backend",
+                "locks held",
+                "acquisitions/s",
+                "server bytes/lock",
+                "memory source",
+                "client bytes/lock",
+                "server requests/period",
+                "client round trips/period",
+                "client CPU ms/s",
+                "lost",
+            ],
+            &rows
+        )
+    ))
+}
