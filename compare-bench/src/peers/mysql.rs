@@ -140,8 +140,14 @@ impl Contender for MySqlRowLock {
             .bind(&self.name)
             .bind(&owner)
             .execute(&mut *self.connection.lock().await)
-            .await?
-            .rows_affected();
+            .await;
+            // InnoDB may pick the insert as a deadlock victim against a concurrent delete of
+            // the same key: that is "not acquired", and the loop polls again.
+            let inserted = match inserted {
+                Ok(done) => done.rows_affected(),
+                Err(error) if is_deadlock(&error) => 0,
+                Err(error) => return Err(error.into()),
+            };
             if inserted == 1 {
                 let lock = self.clone();
                 return Ok(Box::new(RowHeld { lock, owner }));
@@ -154,11 +160,23 @@ impl Contender for MySqlRowLock {
 #[async_trait]
 impl Held for RowHeld {
     async fn release(self: Box<Self>) -> BenchResult<()> {
-        sqlx::query("DELETE FROM peer_row_locks WHERE name = ? AND owner = ?")
-            .bind(&self.lock.name)
-            .bind(&self.owner)
-            .execute(&mut *self.lock.connection.lock().await)
-            .await?;
-        Ok(())
+        loop {
+            let deleted = sqlx::query("DELETE FROM peer_row_locks WHERE name = ? AND owner = ?")
+                .bind(&self.lock.name)
+                .bind(&self.owner)
+                .execute(&mut *self.lock.connection.lock().await)
+                .await;
+            match deleted {
+                Ok(_) => return Ok(()),
+                // A deadlock victim's statement was rolled back: the row is still ours.
+                Err(error) if is_deadlock(&error) => continue,
+                Err(error) => return Err(error.into()),
+            }
+        }
     }
+}
+
+/// InnoDB rolled the statement back as a deadlock victim (SQLSTATE 40001, error 1213).
+fn is_deadlock(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if db.code().as_deref() == Some("40001"))
 }
