@@ -142,6 +142,57 @@ fn floors_are_found_by_name_and_explain_a_miss() {
     assert!(!Kind::ZkFloor.contends() && Kind::MySqlGetLock.contends());
 }
 
+/// The 100,000-hold goals read the many-locks row of that count, and a renewal miss says how
+/// many round trips each hold costs.
+#[test]
+fn held_goals_read_the_100k_row_and_explain_per_hold_renewals() {
+    let many_on = |backend: &'static str, held: u64, round_trips: f64, bytes: f64| {
+        let mut record = Record::new("many", &Kind::Distlock(backend).system(), backend)
+            .with("held", held)
+            .with("round_trips_per_renewal_period", round_trips)
+            .with("client_bytes_per_lock", bytes);
+        record.clients = 1;
+        record
+    };
+    let many = |held: u64, round_trips: f64, bytes: f64| many_on("redis", held, round_trips, bytes);
+    // The 10,000 row would meet both bounds; only the 100,000 row counts.
+    let records = vec![
+        many(10_000, 1.0, 100.0),
+        many(100_000, 73_391.0, 2364.0),
+        many_on("zookeeper", 10_000, 1.0, 100.0),
+    ];
+    let goals = goals(&records);
+    let renewal = goals
+        .iter()
+        .find(|g| g.goal.contains("Redis") && g.goal.contains("renewal"))
+        .expect("redis renewal goal");
+    assert_eq!(renewal.met, Some(false), "{renewal:?}");
+    assert!(renewal.why.contains("one by one"), "{renewal:?}");
+    let memory = goals
+        .iter()
+        .find(|g| g.goal.contains("Redis") && g.goal.contains("memory"))
+        .expect("redis memory goal");
+    assert_eq!(memory.met, Some(false), "{memory:?}");
+    assert!(memory.measured.contains("2364"), "{memory:?}");
+    // ZooKeeper ran but reached no 100,000 row: not measured, and the row says why; PostgreSQL
+    // did not run the scenario at all: nothing to explain.
+    let zookeeper = goals
+        .iter()
+        .find(|g| g.goal.contains("ZooKeeper") && g.goal.contains("memory"))
+        .expect("zookeeper memory goal");
+    assert_eq!(zookeeper.met, None, "{zookeeper:?}");
+    assert!(zookeeper.why.contains("did not reach"), "{zookeeper:?}");
+    let postgres = goals
+        .iter()
+        .find(|g| g.goal.contains("PostgreSQL") && g.goal.contains("memory"))
+        .expect("postgres memory goal");
+    assert_eq!(
+        (postgres.met, postgres.why.as_str()),
+        (None, ""),
+        "{postgres:?}"
+    );
+}
+
 /// `--report-from` rebuilds records from their JSON lines: every field survives the trip.
 #[test]
 fn records_read_back_from_their_json_lines() {

@@ -55,17 +55,15 @@ fn judge(records: &[Record], spec: &Spec) -> Goal {
         (Some(o), Some(Some(t))) => {
             let (a, b) = (value(o, spec.measure), value(t, spec.measure));
             let x = a / b;
-            let text = format!(
-                "{} {}; {} {}: x{}",
-                o.system,
-                num(a),
-                t.system,
-                num(b),
-                num(x)
-            );
+            let text = format!("{} {}; {} {}: x{x:.2}", o.system, num(a), t.system, num(b),);
             (text, Some(x))
         }
         _ => ("not measured in this run".to_owned(), None),
+    };
+    // A row without the measured field: the figure was not recorded in this run.
+    let (measured, ratio) = match ratio {
+        Some(x) if x.is_nan() => (format!("{measured}: the figure was not recorded"), None),
+        other => (measured, other),
     };
     let met = ratio.map(|x| {
         if spec.at_least {
@@ -75,7 +73,12 @@ fn judge(records: &[Record], spec: &Spec) -> Goal {
         }
     });
     let why = match (met, ours) {
-        (Some(false), Some(o)) => explain(records, spec, o),
+        (Some(false), Some(o)) if spec.floor.is_some() => explain(records, spec, o),
+        (Some(false), Some(o)) => explain_bound(spec, o),
+        (None, None) if spec.ours.held > 0 && ran(records, spec) => format!(
+            "distlock did not reach {} holds on this backend in this run (see Skipped)",
+            num(spec.ours.held as f64)
+        ),
         _ => String::new(),
     };
     Goal {
@@ -84,6 +87,13 @@ fn judge(records: &[Record], spec: &Spec) -> Goal {
         met,
         why,
     }
+}
+
+/// Whether the run measured the goal's scenario on its backend at all.
+fn ran(records: &[Record], spec: &Spec) -> bool {
+    records
+        .iter()
+        .any(|r| r.scenario == spec.ours.scenario && r.backend == spec.backend)
 }
 
 /// Where a missed goal's gap lies, from the same run's floor for that backend: how much of the
@@ -109,6 +119,28 @@ fn explain(records: &[Record], spec: &Spec, ours: &Record) -> String {
         num(floor.ops_per_s),
         num(ours.ops_per_s),
     )
+}
+
+/// Where a missed bound on distlock's own figure lies: for renewal traffic, how many round
+/// trips each hold costs per period (about one: renewals go out per hold, not batched).
+fn explain_bound(spec: &Spec, ours: &Record) -> String {
+    let held = ours.number("held").unwrap_or(0.0);
+    match spec.measure {
+        Measure::Number(key) if key.starts_with("round_trips") && held > 0.0 => {
+            let per_hold = value(ours, spec.measure) / held;
+            let shape = if per_hold >= 0.5 {
+                "about one per hold: the holds are renewed one by one, not batched"
+            } else {
+                "fewer than one per hold, but more than one per service"
+            };
+            format!(
+                "{} per hold per renewal period over {} holds: {shape}",
+                num(per_hold),
+                num(held)
+            )
+        }
+        _ => format!("distlock's own figure, bounded at {}", num(spec.want)),
+    }
 }
 
 /// Every goal, judged.

@@ -341,6 +341,7 @@ pub fn parameters(quick: bool) -> serde_json::Value {
         "many_counts": many::counts(quick),
         "many_lease_ms": many::window(quick).lease.as_millis() as u64,
         "many_hold_periods": many::window(quick).periods,
+        "many_reach_seconds": many::window(quick).reach.as_secs(),
         "redis_cluster": format!(
             "{} primaries with {} replica each on loopback, distlock through redis+cluster:// \
              (every key of a lock on one shard)",
