@@ -19,11 +19,12 @@ async fn permit(
         .unwrap_or_else(|error| panic!("permit of {max}: {error}"))
 }
 
-/// 16 clients take a 5-permit semaphore 12 times each, holding 20 to 40 ms (long against a
-/// grant's round trips on every backend, so that whether all permits get used depends on the
-/// grant rule, not on the backend's speed); an occupancy detector inside the critical section
-/// sees at most 5 holders at once, and exactly 5 at some point (every permit is used); no
-/// fencing token repeats.
+/// 16 clients take a 5-permit semaphore 12 times each, holding 20 to 40 ms; an occupancy
+/// detector inside the critical section never sees more than 5 holders at once, and no fencing
+/// token repeats. Then 5 clients each take a permit and keep it: all 5 are granted at once
+/// (every permit can be in use), and a sixth client is refused. (Whether the contended phase
+/// happens to fill all 5 at one instant depends on how fast a release reaches a waiter, so
+/// that is checked with the holds kept, not by chance.)
 ///
 /// # Cancel safety
 ///
@@ -44,13 +45,13 @@ pub async fn semaphore_admits_exactly_max_permits(target: Arc<dyn ConformanceTar
     let name = unique_name(case);
     let occupancy = Arc::new(Occupancy::new());
     let tokens = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut clients = vec![first];
+    for _ in 1..CLIENTS {
+        clients.push(client(&target).await);
+    }
     let mut tasks = Vec::new();
-    for id in 0..CLIENTS {
-        let lock = if id == 0 {
-            Arc::clone(&first)
-        } else {
-            client(&target).await
-        };
+    for lock in &clients {
+        let lock = Arc::clone(lock);
         let (name, occupancy, tokens) = (name.clone(), Arc::clone(&occupancy), Arc::clone(&tokens));
         tasks.push(tokio::spawn(async move {
             for _ in 0..ROUNDS {
@@ -74,10 +75,22 @@ pub async fn semaphore_admits_exactly_max_permits(target: Arc<dyn ConformanceTar
         most <= PERMITS as usize,
         "{most} holders of {PERMITS} permits at once"
     );
-    assert_eq!(
-        most, PERMITS as usize,
-        "never all {PERMITS} permits in use at once"
+    // Every permit can be in use at once: PERMITS clients each take one and keep it.
+    let mut kept = Vec::new();
+    for lock in clients.iter().take(PERMITS as usize) {
+        kept.push(permit(lock, &name, PERMITS).await);
+    }
+    let sixth = clients[PERMITS as usize]
+        .try_acquire_permit(&name, PERMITS)
+        .await
+        .expect("try on a full semaphore");
+    assert!(
+        sixth.is_none(),
+        "a sixth permit of {PERMITS} was granted beside {PERMITS} kept ones"
     );
+    for guard in kept {
+        guard.release().await.expect("release a kept permit");
+    }
     let mut tokens = tokens.lock().map(|t| t.clone()).unwrap_or_default();
     let grants = tokens.len();
     tokens.sort_unstable();
