@@ -86,14 +86,20 @@ impl LockSteps for SqlSteps {
             .map_err(|error| inner.error(error, "acquire"))?;
         let busy = match outcome {
             Attempt::Granted(fence) => {
+                let mut settled = true;
                 if attempt.entry.placed() {
                     // A failure leaves an entry that expires by itself; the grant stands.
                     match inner.db.leave(Some(conn), name, attempt.entry.id).await {
                         Ok(()) => attempt.entry.removed(),
-                        Err(error) => tracing::debug!(%error, "removing the waiter entry failed"),
+                        Err(error) => {
+                            settled = false;
+                            tracing::debug!(%error, "removing the waiter entry failed");
+                        }
                     }
                 }
-                attempt.conn = None;
+                if let Some(conn) = attempt.conn.take().filter(|_| settled) {
+                    inner.db.reuse(conn);
+                }
                 let held = SqlHeld {
                     inner: Arc::clone(inner),
                     name: attempt.name.clone(),
@@ -101,7 +107,11 @@ impl LockSteps for SqlSteps {
                 };
                 return Ok(Try::Granted(Grant::new(fence, Arc::new(held), sent)));
             }
-            Attempt::Contended => Busy::polled(),
+            Attempt::Contended => {
+                // Rolled back by the server: the pool checks the connection before lending it.
+                attempt.conn = None;
+                Busy::polled()
+            }
             Attempt::Held(remaining) => {
                 let now = Instant::now();
                 if attempt.entry.due(now) {
@@ -125,8 +135,11 @@ impl LockSteps for SqlSteps {
                 }
             }
         };
-        // Settled: the connection goes back to the pool, nothing is left to release.
-        attempt.conn = None;
+        // Settled: nothing is left to release, and the connection is ready for the next
+        // statement.
+        if let Some(conn) = attempt.conn.take() {
+            inner.db.reuse(conn);
+        }
         // Try again in time to refresh the waiter entry.
         Ok(Try::Busy(
             match attempt.entry.refresh_within(Instant::now()) {

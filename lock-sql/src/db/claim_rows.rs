@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use sqlx::pool::{Pool, PoolConnection};
+use sqlx::pool::PoolConnection;
+
+use super::pool::Stash;
 use sqlx::{Database, Decode, Encode, Executor, IntoArguments, Row, SqlStr, Type};
 
 use super::{Db, settle, statement};
@@ -60,7 +62,7 @@ pub(crate) struct ClaimRead {
 
 /// What a claim statement needs of its dialect.
 pub(crate) struct ClaimTarget<'a, DB: Database> {
-    pub(crate) pool: &'a Pool<DB>,
+    pub(crate) pool: &'a Stash<DB>,
     pub(crate) sql: &'a ClaimStatements,
     pub(crate) timeout: Duration,
     /// The notification channel, where an update can wake waiters.

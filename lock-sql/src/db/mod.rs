@@ -2,6 +2,7 @@
 
 #[cfg(feature = "mysql")]
 mod mysql;
+mod pool;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 #[cfg(feature = "sqlite")]
@@ -219,7 +220,25 @@ impl Db {
             Some(conn) => conn,
             None => self.connection().await?,
         };
-        with_conn!(self, &mut conn, (db, conn) => db.release(conn, name, owner).await)
+        let released =
+            with_conn!(self, &mut conn, (db, conn) => db.release(conn, name, owner).await)?;
+        self.reuse(conn);
+        Ok(released)
+    }
+
+    /// Keeps `conn`, whose last statement completed with the server's answer, warm for the
+    /// next statement (a connection given back to the pool costs a ping).
+    pub(crate) fn reuse(&self, conn: Conn) {
+        match (self, conn) {
+            #[cfg(feature = "postgres")]
+            (Db::Postgres(db), Conn::Postgres(conn)) => db.reuse(conn),
+            #[cfg(feature = "mysql")]
+            (Db::MySql(db), Conn::MySql(conn)) => db.reuse(conn),
+            #[cfg(feature = "sqlite")]
+            (Db::Sqlite(db), Conn::Sqlite(conn)) => db.reuse(conn),
+            #[allow(unreachable_patterns)]
+            _ => {}
+        }
     }
 
     pub(crate) async fn renew(

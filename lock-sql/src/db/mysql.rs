@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use lock_core::Result;
 use sqlx::Row;
-use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError, MySqlPool, MySqlPoolOptions};
+use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError};
 use sqlx::pool::PoolConnection;
 
 mod admin;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
+use super::pool::Stash;
 use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
@@ -33,7 +34,7 @@ const COLUMN_ACCESS_DENIED: u16 = 1143;
 #[derive(Debug)]
 pub(crate) struct MyDb {
     claims: ClaimStatements,
-    pool: MySqlPool,
+    pool: Stash<sqlx::MySql>,
     options: MySqlConnectOptions,
     timeout: Duration,
     sql: Statements,
@@ -59,10 +60,7 @@ impl MyDb {
     pub(crate) fn new(config: &Settings) -> Result<Self> {
         let options = MySqlConnectOptions::from_str(&config.driver_url)
             .map_err(|e| invalid_url("MySQL", e))?;
-        let pool = MySqlPoolOptions::new()
-            .max_connections(config.pool_size)
-            .acquire_timeout(config.service.connect_timeout)
-            .connect_lazy_with(options.clone());
+        let pool = Stash::new(super::pool::pool_options(config).connect_lazy_with(options.clone()));
         let table = &config.table;
         let sql = Statements {
             schema: Schema::new(
@@ -124,6 +122,11 @@ impl MyDb {
 
     pub(crate) async fn connection(&self) -> Result<PoolConnection<sqlx::MySql>, SqlError> {
         Ok(self.pool.acquire().await?)
+    }
+
+    /// Keeps `conn`, whose statement completed, warm for the next statement.
+    pub(crate) fn reuse(&self, conn: PoolConnection<sqlx::MySql>) {
+        self.pool.reuse(conn);
     }
 
     pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
@@ -207,7 +210,9 @@ impl MyDb {
             .bind(name.as_bytes())
             .bind(owner.as_bytes());
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
-        Ok(settle(&mut conn, result)?.rows_affected() == 1)
+        let renewed = settle(&mut conn, result)?.rows_affected() == 1;
+        self.pool.reuse(conn);
+        Ok(renewed)
     }
 
     pub(crate) async fn register(

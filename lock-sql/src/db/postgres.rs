@@ -6,11 +6,12 @@ use std::time::Duration;
 use lock_core::Result;
 use sqlx::Row;
 use sqlx::pool::PoolConnection;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::PgConnectOptions;
 
 mod admin;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
+use super::pool::Stash;
 use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
@@ -28,7 +29,7 @@ const INSUFFICIENT_PRIVILEGE: &str = "42501";
 #[derive(Debug)]
 pub(crate) struct PgDb {
     claims: ClaimStatements,
-    pool: PgPool,
+    pool: Stash<sqlx::Postgres>,
     options: PgConnectOptions,
     channel: String,
     connect_timeout: Duration,
@@ -55,10 +56,7 @@ impl PgDb {
     pub(crate) fn new(config: &Settings) -> Result<Self> {
         let options = PgConnectOptions::from_str(&config.driver_url)
             .map_err(|e| invalid_url("PostgreSQL", e))?;
-        let pool = PgPoolOptions::new()
-            .max_connections(config.pool_size)
-            .acquire_timeout(config.service.connect_timeout)
-            .connect_lazy_with(options.clone());
+        let pool = Stash::new(super::pool::pool_options(config).connect_lazy_with(options.clone()));
         let table = &config.table;
         let sql = Statements {
             schema: Schema::new(
@@ -147,6 +145,11 @@ impl PgDb {
         Ok(self.pool.acquire().await?)
     }
 
+    /// Keeps `conn`, whose statement completed, warm for the next statement.
+    pub(crate) fn reuse(&self, conn: PoolConnection<sqlx::Postgres>) {
+        self.pool.reuse(conn);
+    }
+
     pub(crate) async fn ensure_schema(&self) -> Result<(), SqlError> {
         // Concurrent `CREATE TABLE IF NOT EXISTS` can fail on PostgreSQL's catalog unique
         // index; the table exists after that, so a retry succeeds. `ADD COLUMN IF NOT EXISTS`
@@ -219,7 +222,9 @@ impl PgDb {
             .bind(owner.as_bytes())
             .bind(whole(lease, MICROSECOND));
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
-        Ok(settle(&mut conn, result)?.rows_affected() == 1)
+        let renewed = settle(&mut conn, result)?.rows_affected() == 1;
+        self.pool.reuse(conn);
+        Ok(renewed)
     }
 
     pub(crate) async fn register(

@@ -6,13 +6,12 @@ use std::time::Duration;
 
 use lock_core::Result;
 use sqlx::pool::PoolConnection;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
 mod admin;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
+use super::pool::Stash;
 use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
@@ -29,7 +28,7 @@ const CONTENDED: [i64; 2] = [5, 6];
 #[derive(Debug)]
 pub(crate) struct LiteDb {
     claims: ClaimStatements,
-    pool: SqlitePool,
+    pool: Stash<sqlx::Sqlite>,
     timeout: Duration,
     sql: Statements,
 }
@@ -65,9 +64,7 @@ impl LiteDb {
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal);
         }
-        let pool = SqlitePoolOptions::new()
-            .max_connections(config.pool_size)
-            .acquire_timeout(config.service.connect_timeout);
+        let pool = super::pool::pool_options::<sqlx::Sqlite>(config);
         // An in-memory database lives as long as its one connection: never let it go.
         let pool = if memory {
             pool.idle_timeout(None).max_lifetime(None)
@@ -119,7 +116,7 @@ impl LiteDb {
                 table,
                 NOW_MS,
             ),
-            pool: pool.connect_lazy_with(options),
+            pool: Stash::new(pool.connect_lazy_with(options)),
             timeout: config.service.operation_timeout,
             sql,
         })
@@ -136,6 +133,11 @@ impl LiteDb {
 
     pub(crate) async fn connection(&self) -> Result<PoolConnection<sqlx::Sqlite>, SqlError> {
         Ok(self.pool.acquire().await?)
+    }
+
+    /// Keeps `conn`, whose statement completed, warm for the next statement.
+    pub(crate) fn reuse(&self, conn: PoolConnection<sqlx::Sqlite>) {
+        self.pool.reuse(conn);
     }
 
     /// Creates the tables if missing and adds the lock table's newer columns (the schema
@@ -224,7 +226,9 @@ impl LiteDb {
             .bind(owner.as_bytes())
             .bind(whole(lease, MILLISECOND));
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
-        Ok(settle(&mut conn, result)?.rows_affected() == 1)
+        let renewed = settle(&mut conn, result)?.rows_affected() == 1;
+        self.pool.reuse(conn);
+        Ok(renewed)
     }
 
     pub(crate) async fn register(
