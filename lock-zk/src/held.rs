@@ -10,6 +10,9 @@ use zookeeper_client::{self as zk, EventType, SessionState};
 use crate::errors::{BACKEND, convert, is_connection_loss, within};
 use crate::session::Session;
 
+/// How long a hold lasts before its node is watched (see [`watch_node`]).
+pub(crate) const WATCH_AFTER: Duration = Duration::from_millis(20);
+
 /// The backend's side of a [`LockGuard`](lock_core::LockGuard): the path of our lock node.
 #[derive(Debug)]
 pub(crate) struct ZkHeld {
@@ -109,6 +112,9 @@ impl HeldLock for ZkHeld {
 }
 
 /// Fires `lost` when the node at `path` is deleted or the session ends, unless released first.
+/// The watch is set [`WATCH_AFTER`] into the hold: a hold released sooner (most are) costs no
+/// request for it, and a node deleted sooner is found by that first request, so a deletion is
+/// signalled at most that much later than a watch set at once would.
 async fn watch_node(
     session: Arc<Session>,
     path: String,
@@ -121,6 +127,12 @@ async fn watch_node(
             lost.cancel();
         }
     };
+    tokio::select! {
+        biased;
+        () = released.cancelled() => return,
+        () = session.ended().cancelled() => return fire(),
+        () = tokio::time::sleep(WATCH_AFTER) => {}
+    }
     loop {
         let watched = tokio::select! {
             biased;

@@ -2,6 +2,7 @@
 //! every node an acquisition may have left.
 
 use lock_core::{Error, ErrorKind, Result};
+use tokio::time::Instant;
 use zookeeper_client::{self as zk, Acls, CreateMode};
 
 use crate::errors::{BACKEND, RETRY_PAUSE, convert, is_connection_loss, within};
@@ -26,6 +27,26 @@ pub(crate) async fn create(
     marker: &str,
     data: &[u8],
 ) -> Result<(String, i64)> {
+    let (created, _) = create_then_list(session, parent, prefix, marker, data, false).await?;
+    Ok(created)
+}
+
+/// The parent's children as a listing sent right behind our create answered them, and when
+/// that listing was sent.
+pub(crate) type Listed = (Instant, std::result::Result<Vec<String>, zk::Error>);
+
+/// [`create`], and with `list` the parent's listing sent in the same breath: ZooKeeper runs a
+/// session's requests in the order sent, so the listing answers after the create took effect
+/// and shows our node, at the cost of one round trip for both. The listing comes back only
+/// when the first create succeeds; after any retry the caller lists by itself.
+pub(crate) async fn create_then_list(
+    session: &Session,
+    parent: &str,
+    prefix: &str,
+    marker: &str,
+    data: &[u8],
+    list: bool,
+) -> Result<((String, i64), Option<Listed>)> {
     let settings = session.config();
     let acl = settings.acl.entries();
     let options = CreateMode::EphemeralSequential.with_acls(Acls::new(&acl));
@@ -34,10 +55,10 @@ pub(crate) async fn create(
     let limit = session.operation_timeout();
     // Whether a create was sent whose outcome is unknown: look before creating again.
     let mut maybe_created = false;
-    for _ in 0..CREATE_ATTEMPTS {
+    for attempt in 0..CREATE_ATTEMPTS {
         if maybe_created {
             match find(session, parent, prefix).await {
-                Ok(Some(found)) => return Ok(found),
+                Ok(Some(found)) => return Ok((found, None)),
                 Ok(None) => maybe_created = false,
                 Err(Unknown::ConnectionLost(_)) => {
                     tokio::time::sleep(RETRY_PAUSE).await;
@@ -46,8 +67,20 @@ pub(crate) async fn create(
                 Err(Unknown::Failed(error)) => return Err(error),
             }
         }
-        match within(limit, "acquire", client.create(&base, data, &options)).await? {
-            Ok((stat, sequence)) => return Ok((format!("{base}{sequence}"), stat.czxid)),
+        let sent = Instant::now();
+        // Both requests leave now, in this order; the listing's answer is dropped unread
+        // unless the create succeeds.
+        let creating = client.create(&base, data, &options);
+        let listing = (list && attempt == 0).then(|| client.list_children(parent));
+        match within(limit, "acquire", creating).await? {
+            Ok((stat, sequence)) => {
+                let created = (format!("{base}{sequence}"), stat.czxid);
+                let listed = match listing {
+                    Some(listing) => Some((sent, within(limit, "acquire", listing).await?)),
+                    None => None,
+                };
+                return Ok((created, listed));
+            }
             Err(zk::Error::NoNode) => make_parents(session, parent).await?,
             Err(error) if is_connection_loss(&error) => {
                 maybe_created = true;

@@ -8,13 +8,13 @@ use std::time::Duration;
 use lock_core::backend::{Busy, Deadline, Grant, LockSteps, Try};
 use lock_core::{AcquireOptions, LockName, Result, async_trait};
 use tokio::time::Instant;
-use zookeeper_client::{self as zk, OneshotWatcher};
+use zookeeper_client::{self as zk, EventType, OneshotWatcher};
 
 use crate::errors::{BACKEND, RETRY_PAUSE, convert, is_connection_loss, within};
 use crate::held::ZkHeld;
 use crate::label::node_data;
 use crate::names::node_name;
-use crate::node;
+use crate::node::{self, Listed};
 use crate::nodes::{contenders_of, fencing_token, protected_prefix};
 use crate::recipe::{ELECTION_CHILD, RW_CHILD, Recipe};
 use crate::session::Session;
@@ -50,6 +50,10 @@ pub(crate) struct ZkAttempt {
     label: Arc<str>,
     node: Option<OurNode>,
     watch: Option<OneshotWatcher>,
+    /// Set while the node watched is the only one ahead of ours: when the watch was set.
+    next_in_line: Option<Instant>,
+    /// The watched node was deleted while it was the only one ahead of ours.
+    ahead_gone: bool,
 }
 
 /// Where an acquisition's node stands in its queue.
@@ -109,19 +113,33 @@ impl ZkSteps {
             label: Arc::clone(&options.owner_label),
             node: None,
             watch: None,
+            next_in_line: None,
+            ahead_gone: false,
         }
     }
 
     /// Where `attempt`'s node stands in its queue, after creating it if there is none: it
     /// holds, or it waits (watching the node it waits for, when there is one).
     pub(crate) async fn place(&self, attempt: &mut ZkAttempt) -> Result<Place> {
+        if let Some(ours) = first_in_line(attempt) {
+            return Ok(Place::Holds(ours));
+        }
         let (parent, recipe) = (attempt.parent.clone(), attempt.recipe);
-        let (session, path, czxid) = self.ensure_node(attempt).await?;
+        let (session, path, czxid, listed) = self.ensure_node(attempt).await?;
         let session = Arc::clone(session);
         let client = session.client();
         let limit = session.operation_timeout();
-        let sent = Instant::now();
-        let children = match within(limit, "acquire", client.list_children(&parent)).await? {
+        let (sent, listed) = match listed {
+            Some(listed) => listed,
+            None => {
+                let sent = Instant::now();
+                (
+                    sent,
+                    within(limit, "acquire", client.list_children(&parent)).await?,
+                )
+            }
+        };
+        let children = match listed {
             Ok(children) => children,
             Err(zk::Error::NoNode) => return Ok(Place::Waits(vanished(attempt))),
             Err(error) if is_connection_loss(&error) => {
@@ -143,9 +161,11 @@ impl ZkSteps {
             }));
         };
         let predecessor = format!("{parent}/{}", contenders[blocker].node);
+        let watch_sent = Instant::now();
         match within(limit, "acquire", client.get_and_watch_data(&predecessor)).await? {
             Ok((_, _, watcher)) => {
                 attempt.watch = Some(watcher);
+                attempt.next_in_line = (index == 1).then_some(watch_sent);
                 Ok(Place::Waits(Busy::pushed()))
             }
             // Gone between the listing and the watch: look again at once.
@@ -157,11 +177,12 @@ impl ZkSteps {
         }
     }
 
-    /// Our node, created (on a live session) if there is none.
+    /// Our node, created (on a live session) if there is none, with the parent's listing when
+    /// it was sent together with the create.
     async fn ensure_node<'a>(
         &self,
         attempt: &'a mut ZkAttempt,
-    ) -> Result<(&'a Arc<Session>, String, i64)> {
+    ) -> Result<(&'a Arc<Session>, String, i64, Option<Listed>)> {
         if attempt
             .node
             .as_ref()
@@ -179,6 +200,7 @@ impl ZkSteps {
             });
         }
         let node = attempt.node.as_mut().ok_or_else(|| lost_node("no node"))?;
+        let mut listed = None;
         if node.path.is_none() {
             // Armed from here: the create may take effect even if its answer never comes.
             let data = node_data(&attempt.label);
@@ -187,11 +209,14 @@ impl ZkSteps {
                 // The election's term lives in its parent, which must outlive its candidates.
                 crate::election::make_parent(&node.session, parent).await?;
             }
-            let created = node::create(&node.session, parent, &node.prefix, marker, data).await?;
+            let (session, prefix) = (&node.session, &node.prefix);
+            let (created, listing) =
+                node::create_then_list(session, parent, prefix, marker, data, true).await?;
             node.path = Some(created);
+            listed = listing;
         }
         let (path, czxid) = node.path.clone().ok_or_else(|| lost_node("no path"))?;
-        Ok((&node.session, path, czxid))
+        Ok((&node.session, path, czxid, listed))
     }
 }
 
@@ -246,8 +271,9 @@ impl LockSteps for ZkSteps {
             }
         };
         tokio::select! {
-            _ = watcher.changed() => {
+            event = watcher.changed() => {
                 self.wakeups.fetch_add(1, Ordering::Relaxed);
+                attempt.ahead_gone = event.event_type == EventType::NodeDeleted;
             }
             () = until.sleep() => {}
             () = ended => {}
@@ -286,6 +312,29 @@ impl LockSteps for ZkSteps {
     fn cleanup_window(&self, _options: &AcquireOptions) -> Option<Duration> {
         None
     }
+}
+
+/// Our node as the holder, without listing the queue again, when the only node ahead of it
+/// was deleted: sequence numbers only grow, so no node can come ahead of ours since. Only
+/// while the answer to the watch's request is recent enough to vouch for our session (a third
+/// of its timeout): it proves that the ensemble heard from the session then, so the session,
+/// and our node with it, lives on for a session timeout from then.
+fn first_in_line(attempt: &mut ZkAttempt) -> Option<OurHold> {
+    let next_in_line = attempt.next_in_line.take();
+    if !std::mem::take(&mut attempt.ahead_gone) {
+        return None;
+    }
+    let watch_sent = next_in_line?;
+    let node = attempt.node.as_ref()?;
+    let (path, czxid) = node.path.clone()?;
+    let session = &node.session;
+    let recent = watch_sent.elapsed() < session.session_timeout() / 3;
+    (recent && !session.is_ended()).then(|| OurHold {
+        session: Arc::clone(session),
+        path,
+        czxid,
+        sent: watch_sent,
+    })
 }
 
 /// Our node (or its parent) is gone, deleted behind our back: forget it and try again at once
