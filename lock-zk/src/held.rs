@@ -66,11 +66,12 @@ impl HeldLock for ZkHeld {
         }
     }
 
-    /// Confirms the hold: asks for our node's stat. An answer proves the ensemble heard from
-    /// this session when the request was sent, so it cannot expire the session (and delete the
-    /// node) until a session timeout later: the engine's lease. Only answers to our own
-    /// requests count; watch notifications arriving over a link that no longer carries our
-    /// requests (a one-way partition) prove nothing.
+    /// Confirms the hold by confirming its session: an answer to a request sent since the call
+    /// proves the ensemble heard from the session then, so it cannot expire the session (and
+    /// delete the node) until a session timeout later: the engine's lease. Only answers to our
+    /// own requests count; watch notifications arriving over a link that no longer carries our
+    /// requests (a one-way partition) prove nothing. The holds of a session share the
+    /// requests; a node deleted while its session lives is the watch's to report.
     async fn renew(&self, _lease: Duration) -> Result<bool> {
         if self.session.is_ended() {
             return Ok(false);
@@ -84,12 +85,8 @@ impl HeldLock for ZkHeld {
             .with_backend(BACKEND)
             .with_operation("renew"));
         }
-        let limit = self.session.operation_timeout();
-        match within(limit, "renew", self.session.client().check_stat(&self.path)).await? {
-            Ok(Some(_)) => Ok(true),
-            Ok(None) => Ok(false),
-            Err(error) => Err(convert(error, "renew")),
-        }
+        self.session.confirm().await?;
+        Ok(!self.session.is_ended())
     }
 
     /// Writes the label as our node's data (what Curator's `LeaderLatch` reads as the id).

@@ -3,6 +3,7 @@
 mod acl;
 mod builder;
 mod claims;
+mod confirm;
 mod contract;
 mod election;
 mod errors;

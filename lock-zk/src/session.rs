@@ -7,10 +7,16 @@ use std::sync::Arc;
 use lock_core::{CancellationToken, Error, ErrorKind, Result};
 use zookeeper_client::{Acls, Client, CreateMode};
 
+use crate::confirm::Confirmations;
 use crate::errors::{BACKEND, convert, within};
 use crate::expiry;
 use crate::settings::Settings;
 use crate::{tls, tls_probe};
+
+/// How long a confirmation waits for others to share its request: a hundredth of the session
+/// timeout (a third of which each hold has left to renew in), within these bounds.
+const GATHER_MIN: std::time::Duration = std::time::Duration::from_millis(5);
+const GATHER_MAX: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// A live session: the client, its configuration, and a token that fires when it ends.
 #[derive(Debug)]
@@ -20,6 +26,7 @@ pub(crate) struct Session {
     ended: CancellationToken,
     /// Stops the state monitor when the last user of the session is gone.
     dropped: CancellationToken,
+    confirmations: Confirmations,
 }
 
 impl Session {
@@ -84,6 +91,7 @@ impl Session {
             config,
             ended: CancellationToken::new(),
             dropped: CancellationToken::new(),
+            confirmations: Confirmations::default(),
         });
         session.spawn_monitor();
         Ok(session)
@@ -144,6 +152,24 @@ impl Session {
     /// How long one request may take.
     pub(crate) fn operation_timeout(&self) -> std::time::Duration {
         self.config.service.operation_timeout
+    }
+
+    /// Proves that the ensemble heard from this session at or after the call, sharing one
+    /// request among every hold asking meanwhile (see [`Confirmations`]).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
+    ///
+    /// # Errors
+    ///
+    /// `Unavailable` when no answer came within the operation timeout, or an error answer.
+    pub(crate) async fn confirm(&self) -> Result<()> {
+        let limit = self.operation_timeout();
+        let gather = (self.session_timeout() / 100).clamp(GATHER_MIN, GATHER_MAX);
+        self.confirmations
+            .confirm(&self.client, limit, gather)
+            .await
     }
 
     /// The session timeout the server granted.

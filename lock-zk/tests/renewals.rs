@@ -1,0 +1,65 @@
+//! Renewal traffic against a real ZooKeeper (a server of its own, so its request count is
+//! ours alone): the holds of one session share their confirmations instead of each sending
+//! its own request every third of the session timeout.
+
+mod support;
+
+use std::time::Duration;
+
+use lock_core::{DistributedLockExt, LockGuard};
+use lock_testkit::scaled_ms;
+use lock_testkit::servers::four_letter;
+use support::unique;
+
+const HOLDS: usize = 60;
+
+/// How many requests the server has received, from its `srvr` answer.
+fn received(port: u16) -> u64 {
+    let answer = four_letter(port, "srvr").expect("srvr");
+    answer
+        .lines()
+        .find_map(|line| line.strip_prefix("Received: "))
+        .and_then(|count| count.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no request count in {answer:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holds_of_one_session_share_their_confirmations() {
+    let Some(url) = support::server_url(Duration::from_millis(2000)) else {
+        return;
+    };
+    let port = support::server_port(&url);
+    let session_timeout = Duration::from_secs(4);
+    let lock = support::connect(&format!("{url}?session_timeout=4000ms")).await;
+    // Taken together, so their renewals fall due together and a shared request can serve them.
+    let acquiring = (0..HOLDS).map(|hold| {
+        let name = unique(&format!("renewals/{hold}"));
+        let lock = &lock;
+        async move { lock.acquire_timeout(&name, scaled_ms(5000)).await }
+    });
+    let guards: Vec<LockGuard> = futures_util::future::join_all(acquiring)
+        .await
+        .into_iter()
+        .map(|guard| guard.expect("acquire"))
+        .collect();
+    // Past the holds' first watches; then three confirmation periods (a third of the session
+    // timeout each): one request per hold per period would be 180 requests.
+    tokio::time::sleep(scaled_ms(300)).await;
+    let before = received(port);
+    tokio::time::sleep(session_timeout).await;
+    let sent = received(port) - before;
+    eprintln!("{sent} requests for {HOLDS} holds over three confirmation periods");
+    assert!(
+        guards
+            .iter()
+            .all(|guard| !guard.is_lost() && !guard.is_at_risk()),
+        "a hold was lost or at risk"
+    );
+    assert!(
+        sent < (HOLDS as u64),
+        "{sent} requests for {HOLDS} holds over three confirmation periods"
+    );
+    for guard in guards {
+        guard.release().await.expect("release");
+    }
+}
