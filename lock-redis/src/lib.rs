@@ -20,6 +20,7 @@ mod redlock_admin;
 mod redlock_held;
 mod redlock_settle;
 mod redlock_steps;
+mod renewals;
 mod replicas;
 mod scripts;
 mod sentinels;

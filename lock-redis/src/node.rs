@@ -1,13 +1,16 @@
 //! One Redis master as the lock scripts see it: acquire, release, renew, raise the fence.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use lock_core::Result;
 
-use crate::error::unexpected_reply;
-use crate::invocation::{self, Fence, Owner, RAISE_FENCE, RENEW, Waiting, millis};
+use crate::error::{BACKEND, unexpected_reply};
+use crate::invocation::{self, Fence, Owner, RAISE_FENCE, Waiting};
 use crate::keys::LockKeys;
 use crate::link::Link;
+use crate::renewals::{self, Renewals};
 
 /// What one acquire script run found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +25,9 @@ pub(crate) enum Attempt {
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
     link: Link,
+    renewals: Renewals,
+    /// Round trips taken by renewals.
+    renewal_round_trips: Arc<AtomicU64>,
 }
 
 /// Reads the acquire script's reply.
@@ -38,11 +44,20 @@ pub(crate) fn read_attempt(reply: (i64, i64), server: &str) -> Result<Attempt> {
 
 impl Node {
     pub(crate) fn new(link: Link) -> Self {
-        Self { link }
+        Self {
+            link,
+            renewals: renewals::renewals(),
+            renewal_round_trips: Arc::default(),
+        }
     }
 
     pub(crate) fn link(&self) -> &Link {
         &self.link
+    }
+
+    /// How many round trips this master's renewals have taken.
+    pub(crate) fn renewal_round_trips(&self) -> u64 {
+        self.renewal_round_trips.load(Ordering::Relaxed)
     }
 
     /// Runs the acquire script: `SET NX PX` (the value: `owner`'s token, the server time, its
@@ -86,20 +101,29 @@ impl Node {
         Ok(ours == 1)
     }
 
-    /// Runs the renew script: `true` when the lease was extended, `false` when not ours.
+    /// Runs the renew script: `true` when the lease was extended, `false` when not ours. The
+    /// renewals of this master's holds asked for within a few milliseconds of each other go
+    /// out together, as one round trip (see [`renewals`]).
     pub(crate) async fn renew(
         &self,
         keys: &LockKeys,
         token: &str,
         lease: Duration,
     ) -> Result<bool> {
-        let mut invocation = RENEW.key(&keys.lock);
-        invocation.arg(token).arg(millis(lease));
-        let reply: i64 = self
-            .link
-            .run(|mut connection| async move { invocation.invoke_async(&mut connection).await })
-            .await?;
-        Ok(reply == 1)
+        let (link, round_trips) = (self.link.clone(), Arc::clone(&self.renewal_round_trips));
+        let renewal = renewals::renewal(&keys.lock, token, lease);
+        let run = move |batch| {
+            round_trips.fetch_add(1, Ordering::Relaxed);
+            renewals::renew_all(link, batch)
+        };
+        match self.renewals.submit(renewal, run).await {
+            Some(renewed) => renewed,
+            None => Err(lock_core::Error::new(
+                lock_core::ErrorKind::Backend,
+                "the renewal batch ended without an answer",
+            )
+            .with_backend(BACKEND)),
+        }
     }
 
     /// Raises the fence counter to at least `fence` (Redlock keeps counters in step).

@@ -71,6 +71,14 @@ impl RedisLock {
         })
     }
 
+    /// How many round trips the renewals of this service's holds have taken: one per batch of
+    /// renewals gathered together.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn renewal_round_trips(&self) -> u64 {
+        self.steps.node.renewal_round_trips()
+    }
+
     /// The keys `name` maps to: `(lock key, fence counter, wake-up channel)`.
     #[cfg(feature = "testing")]
     #[doc(hidden)]
