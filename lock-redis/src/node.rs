@@ -56,6 +56,7 @@ impl Node {
     }
 
     /// How many round trips this master's renewals have taken.
+    #[cfg(feature = "testing")]
     pub(crate) fn renewal_round_trips(&self) -> u64 {
         self.renewal_round_trips.load(Ordering::Relaxed)
     }
