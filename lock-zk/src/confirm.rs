@@ -3,77 +3,61 @@
 //! A ZooKeeper hold lives as long as its session, so confirming a hold means proving that the
 //! ensemble heard from the session recently: any answer to a request of ours does (watch
 //! notifications do not: they can arrive over a link that no longer carries our requests). The
-//! holds of one session share the proof: a request answers for every confirmation asked for
-//! before it was sent. One request is in flight at a time, and it is sent a short gathering
-//! delay after the first confirmation asks for it, so every confirmation asked for meanwhile
-//! shares it: holds renewing at scattered times cost at most one request per gathering delay,
-//! however many there are, instead of one each.
+//! holds of one session share the proof: confirmations asked for within a hundredth of the
+//! session timeout of each other are [gathered](Gather) into one request, sent after every one
+//! of them asked, so holds renewing at scattered times cost at most one request per gathering
+//! delay, however many there are, instead of one each.
 
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use lock_core::backend::Gather;
 use lock_core::{Error, ErrorKind, Result};
-use tokio::time::Instant;
 use zookeeper_client::Client;
 
 use crate::errors::{BACKEND, within};
 
-/// The confirmations of one session.
-#[derive(Debug, Default)]
-pub(crate) struct Confirmations {
-    /// Held while a request is in flight: askers queue in order.
-    turn: tokio::sync::Mutex<()>,
-    /// The last request: when it was sent, and whether it was answered.
-    last: Mutex<Option<(Instant, Outcome)>>,
-}
+/// The shortest and longest gathering delay.
+const GATHER_MIN: Duration = Duration::from_millis(5);
+const GATHER_MAX: Duration = Duration::from_millis(100);
 
-/// A request's outcome: answered, or why not.
-type Outcome = std::result::Result<(), String>;
+/// The confirmations of one session: each asker's outcome, answered or why not.
+#[derive(Debug)]
+pub(crate) struct Confirmations(Gather<(), std::result::Result<(), String>>);
 
 impl Confirmations {
+    /// The confirmations of a session with `session_timeout`, gathered for a hundredth of it
+    /// (a hold asks with two thirds of it left).
+    pub(crate) fn new(session_timeout: Duration) -> Self {
+        let delay = (session_timeout / 100).clamp(GATHER_MIN, GATHER_MAX);
+        Self(Gather::new(delay))
+    }
+
     /// Proves that the ensemble heard from `client`'s session at or after the call: by the
-    /// answer to a request sent since (`gather` after the first asker), its own or another
-    /// asker's.
+    /// answer to a request sent since, shared with the confirmations asked for meanwhile.
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe: a dropped call leaves its place in the queue; a request it sent is still
-    /// answered, and its answer serves the askers after it.
+    /// Cancel safe: the request goes out with its batch; the answer is discarded.
     ///
     /// # Errors
     ///
     /// `Unavailable` when the request got no answer within `limit`, or an error answer.
-    pub(crate) async fn confirm(
-        &self,
-        client: &Client,
-        limit: Duration,
-        gather: Duration,
-    ) -> Result<()> {
-        let asked = Instant::now();
-        let _turn = self.turn.lock().await;
-        if let Some((sent, outcome)) = self.last() {
-            if sent >= asked {
-                return outcome.map_err(unconfirmed);
-            }
-        }
-        // Those who ask meanwhile queue behind us and take this request's answer.
-        tokio::time::sleep(gather).await;
-        let sent = Instant::now();
-        let answered = within(limit, "renew", client.check_stat("/")).await;
-        let outcome = match answered {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(error)) => Err(error.to_string()),
-            Err(error) => Err(error.to_string()),
+    pub(crate) async fn confirm(&self, client: &Client, limit: Duration) -> Result<()> {
+        let client = client.clone();
+        let run = move |askers: Vec<()>| async move {
+            let outcome = match within(limit, "renew", client.check_stat("/")).await {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(error)) => Err(error.to_string()),
+                Err(error) => Err(error.to_string()),
+            };
+            vec![outcome; askers.len()]
         };
-        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some((sent, outcome.clone()));
-        outcome.map_err(unconfirmed)
-    }
-
-    fn last(&self) -> Option<(Instant, Outcome)> {
-        self.last
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        match self.0.submit((), run).await {
+            Some(outcome) => outcome.map_err(unconfirmed),
+            None => Err(unconfirmed(
+                "the confirmation ended without an answer".to_owned(),
+            )),
+        }
     }
 }
 

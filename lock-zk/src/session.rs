@@ -13,11 +13,6 @@ use crate::expiry;
 use crate::settings::Settings;
 use crate::{tls, tls_probe};
 
-/// How long a confirmation waits for others to share its request: a hundredth of the session
-/// timeout (a third of which each hold has left to renew in), within these bounds.
-const GATHER_MIN: std::time::Duration = std::time::Duration::from_millis(5);
-const GATHER_MAX: std::time::Duration = std::time::Duration::from_millis(100);
-
 /// A live session: the client, its configuration, and a token that fires when it ends.
 #[derive(Debug)]
 pub(crate) struct Session {
@@ -86,12 +81,13 @@ impl Session {
                 })?
             }
         };
+        let confirmations = Confirmations::new(client.session_timeout());
         let session = Arc::new(Self {
             client,
             config,
             ended: CancellationToken::new(),
             dropped: CancellationToken::new(),
-            confirmations: Confirmations::default(),
+            confirmations,
         });
         session.spawn_monitor();
         Ok(session)
@@ -166,10 +162,7 @@ impl Session {
     /// `Unavailable` when no answer came within the operation timeout, or an error answer.
     pub(crate) async fn confirm(&self) -> Result<()> {
         let limit = self.operation_timeout();
-        let gather = (self.session_timeout() / 100).clamp(GATHER_MIN, GATHER_MAX);
-        self.confirmations
-            .confirm(&self.client, limit, gather)
-            .await
+        self.confirmations.confirm(&self.client, limit).await
     }
 
     /// The session timeout the server granted.
