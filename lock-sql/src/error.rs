@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::{Error, ErrorKind};
@@ -19,6 +20,9 @@ pub(crate) enum SqlError {
         privilege: &'static str,
         source: sqlx::Error,
     },
+    /// The failure of one statement that carried many requests (a batch of renewals), shared
+    /// by each of them.
+    Shared(Arc<SqlError>),
 }
 
 impl From<sqlx::Error> for SqlError {
@@ -35,6 +39,7 @@ impl fmt::Display for SqlError {
                 write!(f, "the database did not answer within {timeout:?}")
             }
             SqlError::Privilege { source, .. } => fmt::Display::fmt(source, f),
+            SqlError::Shared(error) => fmt::Display::fmt(error, f),
         }
     }
 }
@@ -44,6 +49,7 @@ impl std::error::Error for SqlError {
         match self {
             SqlError::Sqlx(error) | SqlError::Privilege { source: error, .. } => Some(error),
             SqlError::TimedOut(_) => None,
+            SqlError::Shared(error) => Some(&**error),
         }
     }
 }
@@ -53,7 +59,16 @@ impl SqlError {
     /// servers are [`ErrorKind::Unavailable`], bad configuration [`ErrorKind::InvalidInput`],
     /// everything else [`ErrorKind::Backend`].
     pub(crate) fn into_error(self, backend: &'static str, operation: &'static str) -> Error {
-        let (kind, message) = match &self {
+        let (kind, message) = self.describe(backend);
+        Error::new(kind, message)
+            .with_backend(backend)
+            .with_operation(operation)
+            .with_source(self)
+    }
+
+    /// The kind and message of [`into_error`](Self::into_error).
+    fn describe(&self, backend: &str) -> (ErrorKind, String) {
+        match self {
             SqlError::TimedOut(timeout) => (
                 ErrorKind::Unavailable,
                 format!("no answer from the database within the operation timeout {timeout:?}"),
@@ -69,11 +84,8 @@ impl SqlError {
                      lists every grant)"
                 ),
             ),
-        };
-        Error::new(kind, message)
-            .with_backend(backend)
-            .with_operation(operation)
-            .with_source(self)
+            SqlError::Shared(error) => error.describe(backend),
+        }
     }
 }
 

@@ -156,6 +156,14 @@ impl SqlLock {
     }
 
     /// Ends the current hold on `name` behind its holder's back, keeping the fencing counter.
+    /// How many statements the renewals of this service's holds have taken, where renewals
+    /// are gathered into one statement (PostgreSQL); `None` elsewhere.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn renewal_statements(&self) -> Option<u64> {
+        self.inner().db.renewal_statements()
+    }
+
     #[cfg(feature = "testing")]
     #[doc(hidden)]
     pub async fn sever(&self, name: impl lock_core::IntoLockName) -> Result<bool> {

@@ -250,6 +250,17 @@ impl Db {
         dispatch!(self, db => db.renew(name, owner, lease).await)
     }
 
+    /// How many statements renewals have taken, where they are gathered (PostgreSQL).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub(crate) fn renewal_statements(&self) -> Option<u64> {
+        match self {
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => Some(db.renewal_statements()),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
     /// Used by the test hook `SqlLock::sever` only.
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {

@@ -9,12 +9,17 @@ use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgConnectOptions;
 
 mod admin;
+mod renewals;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::pool::Stash;
 use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
+use lock_core::backend::Gather;
+use renewals::{Renewal, Renewer};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const MICROSECOND: Duration = Duration::from_micros(1);
 
@@ -29,7 +34,11 @@ const INSUFFICIENT_PRIVILEGE: &str = "42501";
 #[derive(Debug)]
 pub(crate) struct PgDb {
     claims: ClaimStatements,
-    pool: Stash<sqlx::Postgres>,
+    pool: Arc<Stash<sqlx::Postgres>>,
+    renewals: Gather<Renewal, Result<bool, SqlError>>,
+    renewer: Renewer,
+    /// Statements the renewals have taken.
+    renewal_statements: Arc<AtomicU64>,
     options: PgConnectOptions,
     channel: String,
     connect_timeout: Duration,
@@ -42,7 +51,6 @@ struct Statements {
     schema: Schema,
     acquire: sqlx::SqlStr,
     release: sqlx::SqlStr,
-    renew: sqlx::SqlStr,
     wait_register: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
     inspect: sqlx::SqlStr,
@@ -56,7 +64,18 @@ impl PgDb {
     pub(crate) fn new(config: &Settings) -> Result<Self> {
         let options = PgConnectOptions::from_str(&config.driver_url)
             .map_err(|e| invalid_url("PostgreSQL", e))?;
-        let pool = Stash::new(super::pool::pool_options(config).connect_lazy_with(options.clone()));
+        let pool = Arc::new(Stash::new(
+            super::pool::pool_options(config).connect_lazy_with(options.clone()),
+        ));
+        let renewer = Renewer {
+            pool: Arc::clone(&pool),
+            sql: statement(
+                include_str!("../../sql/postgres/renew_all.sql"),
+                &config.table,
+                "",
+            ),
+            timeout: config.service.operation_timeout,
+        };
         let table = &config.table;
         let sql = Statements {
             schema: Schema::new(
@@ -77,7 +96,6 @@ impl PgDb {
             }),
             acquire: statement(include_str!("../../sql/postgres/acquire.sql"), table, ""),
             release: statement(include_str!("../../sql/postgres/release.sql"), table, ""),
-            renew: statement(include_str!("../../sql/postgres/renew.sql"), table, ""),
             wait_register: statement(
                 include_str!("../../sql/postgres/wait_register.sql"),
                 table,
@@ -111,6 +129,9 @@ impl PgDb {
                 table,
             ),
             pool,
+            renewals: Gather::new(renewals::GATHER),
+            renewer,
+            renewal_statements: Arc::default(),
             options,
             channel: table.as_str().to_owned(),
             connect_timeout: config.service.connect_timeout,
@@ -210,21 +231,35 @@ impl PgDb {
         Ok(settle(conn, result)?.is_some())
     }
 
+    /// How many statements the renewals of this service's holds have taken.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub(crate) fn renewal_statements(&self) -> u64 {
+        self.renewal_statements.load(Ordering::Relaxed)
+    }
+
+    /// Extends our live hold of `name`: gathered with the renewals of this service's other
+    /// holds asked for within a few milliseconds, into one `UPDATE` (see [`renewals`]).
     pub(crate) async fn renew(
         &self,
         name: &str,
         owner: Owner,
         lease: Duration,
     ) -> Result<bool, SqlError> {
-        let mut conn = self.pool.acquire().await?;
-        let query = sqlx::query(self.sql.renew.clone())
-            .bind(name)
-            .bind(owner.as_bytes())
-            .bind(whole(lease, MICROSECOND));
-        let result = timed(self.timeout, query.execute(&mut *conn)).await;
-        let renewed = settle(&mut conn, result)?.rows_affected() == 1;
-        self.pool.reuse(conn);
-        Ok(renewed)
+        let renewal = Renewal {
+            name: name.to_owned(),
+            owner,
+            lease_us: whole(lease, MICROSECOND),
+        };
+        let (renewer, statements) = (self.renewer.clone(), Arc::clone(&self.renewal_statements));
+        let outcome = self.renewals.submit(renewal, move |batch| {
+            statements.fetch_add(1, Ordering::Relaxed);
+            renewer.renew_all(batch)
+        });
+        outcome.await.unwrap_or_else(|| {
+            Err(SqlError::Sqlx(sqlx::Error::Protocol(
+                "the renewal batch ended without an answer".to_owned(),
+            )))
+        })
     }
 
     pub(crate) async fn register(
