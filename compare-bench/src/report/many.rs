@@ -81,8 +81,9 @@ pub(super) fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
          every third of its timeout to bound how long it trusts the holds, with one request \
          shared by the holds asking within 1 % of the timeout, so its requests do not grow with \
          N. Redis pipelines the renewals gathered within 5 ms: the server still counts one \
-         script call per hold, over far fewer round trips. PostgreSQL and MySQL renew each \
-         hold with a statement of its own.\n\n![many](many.svg)\n\n{}\n",
+         script call per hold, over far fewer round trips. PostgreSQL gathers the renewals asked \
+         for within 5 ms into one UPDATE; MySQL renews each hold with a statement of its \
+         own.\n\n![many](many.svg)\n\n{}\n",
         table(
             &[
                 "backend",
