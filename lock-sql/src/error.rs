@@ -22,6 +22,7 @@ pub(crate) enum SqlError {
     },
     /// The failure of one statement that carried many requests (a batch of renewals), shared
     /// by each of them.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     Shared(Arc<SqlError>),
 }
 

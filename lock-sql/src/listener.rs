@@ -9,6 +9,7 @@ use lock_core::Backoff;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
 use tokio::sync::broadcast;
 
+use crate::db::Owner;
 use crate::wakeups::Wake;
 
 /// Runs until dropped; see [`Listener::run`].
@@ -21,8 +22,8 @@ pub(crate) struct Listener {
 }
 
 impl Listener {
-    /// Listens forever: (re)connects with backoff, forwards each notification's payload (the
-    /// lock name) to waiters, and wakes every waiter after a reconnect, since notifications
+    /// Listens forever: (re)connects with backoff, forwards each notification (see
+    /// [`wake`]) to waiters, and wakes every waiter after a reconnect, since notifications
     /// sent while disconnected are lost.
     pub(crate) async fn run(self) {
         // A pool of its own, so the listening connection never takes a slot of the main pool.
@@ -67,8 +68,7 @@ impl Listener {
         loop {
             match listener.try_recv().await {
                 Ok(Some(notification)) => {
-                    let name = Arc::from(notification.payload());
-                    let _no_waiters = self.sender.send(Wake::Released(name));
+                    let _no_waiters = self.sender.send(wake(notification.payload()));
                 }
                 // Reconnected: notifications may have been missed meanwhile.
                 Ok(None) => {
@@ -88,5 +88,36 @@ impl Listener {
             // Releases before the LISTEN took effect were not seen: everyone re-checks.
             let _no_waiters = self.sender.send(Wake::Everyone);
         }
+    }
+}
+
+/// The wake-up a notification payload stands for: `NAME` when a lock was released with nobody
+/// in line, `NAME\nHEX` when the waiter with entry id `HEX` is first in line (lock names
+/// hold no control characters).
+fn wake(payload: &str) -> Wake {
+    match payload.rsplit_once('\n') {
+        Some((name, hex)) => match Owner::from_hex(hex) {
+            Some(first) => Wake::Handoff(Arc::from(name), first),
+            None => Wake::Released(Arc::from(payload)),
+        },
+        None => Wake::Released(Arc::from(payload)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_name_the_lock_and_the_first_waiter() {
+        let first = Owner::random();
+        let handoff = wake(&format!("jobs/nightly\n{}", first.to_hex()));
+        assert!(
+            matches!(handoff, Wake::Handoff(name, id) if &*name == "jobs/nightly" && id == first)
+        );
+        let released = wake("jobs/nightly");
+        assert!(matches!(released, Wake::Released(name) if &*name == "jobs/nightly"));
+        let unparsed = wake("a\nnot-hex");
+        assert!(matches!(unparsed, Wake::Released(name) if &*name == "a\nnot-hex"));
     }
 }

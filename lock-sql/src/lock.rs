@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use async_trait::async_trait;
 use lock_core::{
@@ -100,6 +101,7 @@ impl SqlLock {
         Ok(Self {
             steps: Arc::new(SqlSteps {
                 inner: Arc::new(inner),
+                tries: AtomicU64::new(0),
             }),
         })
     }
@@ -155,7 +157,13 @@ impl SqlLock {
         }
     }
 
-    /// Ends the current hold on `name` behind its holder's back, keeping the fencing counter.
+    /// How many acquire statements this service has sent.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn acquire_statements(&self) -> u64 {
+        self.steps.tries.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// How many statements the renewals of this service's holds have taken, where renewals
     /// are gathered into one statement (PostgreSQL); `None` elsewhere.
     #[cfg(feature = "testing")]
@@ -164,6 +172,7 @@ impl SqlLock {
         self.inner().db.renewal_statements()
     }
 
+    /// Ends the current hold on `name` behind its holder's back, keeping the fencing counter.
     #[cfg(feature = "testing")]
     #[doc(hidden)]
     pub async fn sever(&self, name: impl lock_core::IntoLockName) -> Result<bool> {
@@ -337,7 +346,7 @@ impl DistributedLock for SqlLock {
             .with_rw_lock()
             .with_election();
         if self.dialect() == Dialect::Postgres {
-            capabilities.with_server_side_wait()
+            capabilities.with_server_side_wait().with_fair_fifo()
         } else {
             capabilities
         }

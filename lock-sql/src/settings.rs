@@ -70,6 +70,8 @@ pub(crate) struct Settings {
     pub(crate) driver_url: String,
     /// The URL as given, password hidden.
     pub(crate) server: String,
+    /// An in-memory SQLite database (private to the service).
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) memory: bool,
     pub(crate) table: TableName,
     pub(crate) pool_size: u32,

@@ -2,6 +2,7 @@
 //! PostgreSQL's `NOTIFY` or, on the polling dialects, by this service's own releases.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use lock_core::backend::{Busy, Deadline, Grant, LockSteps, Try};
@@ -22,6 +23,8 @@ const NOTIFIED_FALLBACK: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub(crate) struct SqlSteps {
     pub(crate) inner: Arc<Inner>,
+    /// Acquire statements sent, for tests that count what a release sets off.
+    pub(crate) tries: AtomicU64,
 }
 
 /// One acquisition: the name, the lease and label, its wake-up subscription (made before the
@@ -79,15 +82,26 @@ impl LockSteps for SqlSteps {
         attempt.owner = Owner::random();
         let name = attempt.name.as_str();
         let sent = Instant::now();
+        self.tries.fetch_add(1, Ordering::Relaxed);
         let outcome = inner
             .db
-            .acquire(conn, name, attempt.owner, attempt.lease, &attempt.label)
+            .acquire(
+                conn,
+                name,
+                attempt.owner,
+                attempt.lease,
+                &attempt.label,
+                attempt.entry.id,
+            )
             .await
             .map_err(|error| inner.error(error, "acquire"))?;
         let busy = match outcome {
             Attempt::Granted(fence) => {
                 let mut settled = true;
-                if attempt.entry.placed() {
+                if attempt.entry.placed() && inner.db.serves_in_order() {
+                    // The grant removed the entry.
+                    attempt.entry.removed();
+                } else if attempt.entry.placed() {
                     // A failure leaves an entry that expires by itself; the grant stands.
                     match inner.db.leave(Some(conn), name, attempt.entry.id).await {
                         Ok(()) => attempt.entry.removed(),
@@ -149,8 +163,11 @@ impl LockSteps for SqlSteps {
         ))
     }
 
+    /// Waits for a release of the name that wakes everyone, or wakes this acquisition as the
+    /// first in line.
     async fn wait(&self, attempt: &mut SqlAttempt, until: Deadline) {
-        attempt.waiter.wait(attempt.name.as_str(), until).await;
+        let (name, entry) = (attempt.name.as_str(), Some(attempt.entry.id));
+        attempt.waiter.wait_turn(name, entry, until).await;
     }
 
     /// Removes the waiter entry, if one was placed.

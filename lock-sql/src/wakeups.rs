@@ -5,6 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use lock_core::backend::Deadline;
+
+use crate::db::Owner;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 #[cfg(feature = "postgres")]
@@ -17,8 +19,12 @@ const CAPACITY: usize = 1024;
 /// Something that may have freed a lock.
 #[derive(Clone, Debug)]
 pub(crate) enum Wake {
-    /// The named lock was released.
+    /// The named lock was released: every acquisition of it re-checks.
     Released(Arc<str>),
+    /// The named lock was released and its first waiter in line is the one with this entry
+    /// id: that acquisition alone re-checks (claims of the name re-check too).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Handoff(Arc<str>, Owner),
     /// Releases may have been missed (the listener reconnected): every waiter re-checks.
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     Everyone,
@@ -104,11 +110,19 @@ pub(crate) struct Waiter {
 impl Waiter {
     /// Waits until a wake-up that concerns `name` arrives, or `until`, whichever is first.
     pub(crate) async fn wait(&mut self, name: &str, until: Deadline) {
+        self.wait_turn(name, None, until).await;
+    }
+
+    /// Waits until a wake-up that concerns `name` arrives, or `until`, whichever is first; with
+    /// `entry`, a release that wakes another waiter first in line does not count.
+    pub(crate) async fn wait_turn(&mut self, name: &str, entry: Option<Owner>, until: Deadline) {
         loop {
             tokio::select! {
                 () = until.sleep() => return,
                 wake = self.receiver.recv() => match wake {
                     Ok(Wake::Released(released)) if &*released != name => {}
+                    Ok(Wake::Handoff(released, first))
+                        if &*released != name || entry.is_some_and(|entry| entry != first) => {}
                     Ok(_) | Err(RecvError::Lagged(_)) => return,
                     Err(RecvError::Closed) => {
                         until.sleep().await;

@@ -3,6 +3,9 @@
 
 mod support;
 
+#[path = "postgres/fairness.rs"]
+mod fairness;
+
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 

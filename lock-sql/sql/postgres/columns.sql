@@ -1,4 +1,5 @@
--- The lock table's columns, resolved through the search path as the other statements
--- resolve the table.
+-- The columns of the lock table and its waiters table (each column upgrade.sql adds is in
+-- one of them only), resolved through the search path as the other statements resolve them.
 SELECT CAST(attname AS TEXT) FROM pg_attribute
-WHERE attrelid = to_regclass('"{table}"') AND attnum > 0 AND NOT attisdropped
+WHERE attrelid IN (to_regclass('"{table}"'), to_regclass('"{waiters}"'))
+  AND attnum > 0 AND NOT attisdropped

@@ -10,11 +10,13 @@ CREATE TABLE IF NOT EXISTS "{table}" (
     granted_at  TIMESTAMPTZ
 );
 
--- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired.
+-- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired;
+-- served in the order of `queued_at`, the time of the first entry.
 CREATE TABLE IF NOT EXISTS "{waiters}" (
     name       TEXT        NOT NULL,
     waiter     BYTEA       NOT NULL,
     expires_at TIMESTAMPTZ NOT NULL,
+    queued_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
     PRIMARY KEY (name, waiter)
 );
 

@@ -1,3 +1,21 @@
--- $1 name, $2 waiter id: the acquisition no longer waits. Expired entries of the same name
--- (left by processes that died waiting) go too.
-DELETE FROM "{waiters}" WHERE name = $1 AND (waiter = $2 OR expires_at <= now())
+-- $1 name, $2 waiter id, $3 notification channel: the acquisition no longer waits. Expired
+-- entries of the same name (left by processes that died waiting) go too.
+-- A release may have woken this entry alone just before; so when the lock is free, the first
+-- waiter left is woken as a release would. The lock row is read with a lock before the entry
+-- is removed (the order release.sql takes them in): a release in flight is waited for and
+-- then seen, and a release that comes after the removal passes this entry over.
+WITH lock_row AS (
+    SELECT owner, lease_end FROM "{table}" WHERE name = $1 FOR SHARE
+),
+gone AS (
+    DELETE FROM "{waiters}"
+    WHERE name = $1 AND (waiter = $2 OR expires_at <= now())
+      AND (SELECT count(*) FROM lock_row) >= 0
+)
+SELECT pg_notify($3, $1 || chr(10) || encode(next.waiter, 'hex'))
+FROM (
+    SELECT waiter FROM "{waiters}"
+    WHERE name = $1 AND waiter <> $2 AND expires_at > now()
+    ORDER BY queued_at, waiter LIMIT 1
+) AS next
+WHERE NOT EXISTS (SELECT 1 FROM lock_row WHERE owner IS NOT NULL AND lease_end > now())

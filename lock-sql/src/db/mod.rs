@@ -196,7 +196,10 @@ impl Db {
         })
     }
 
-    /// One acquire attempt on `conn`; a grant records `label` and the grant time.
+    /// One acquire attempt on `conn`; a grant records `label` and the grant time. `waiter` is
+    /// the acquisition's waiter entry id, placed or not: on a dialect that
+    /// [serves in order](Db::serves_in_order), an earlier entry holds the grant back and a
+    /// grant removes this one.
     pub(crate) async fn acquire(
         &self,
         conn: &mut Conn,
@@ -204,8 +207,18 @@ impl Db {
         owner: Owner,
         lease: Duration,
         label: &str,
+        waiter: Owner,
     ) -> Result<Attempt, SqlError> {
-        with_conn!(self, conn, (db, conn) => db.acquire(conn, name, owner, lease, label).await)
+        with_conn!(self, conn, (db, conn) => db.acquire(conn, name, owner, lease, label, waiter).await)
+    }
+
+    /// Whether waiters are granted in arrival order, each woken alone when its turn comes
+    /// (PostgreSQL, whose releases notify); on the polling dialects whoever tries first wins.
+    pub(crate) fn serves_in_order(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        return matches!(self, Db::Postgres(_));
+        #[cfg(not(feature = "postgres"))]
+        false
     }
 
     /// Releases `name` if `owner` holds it, on `conn` if given (to run after the statements

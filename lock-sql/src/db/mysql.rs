@@ -142,6 +142,7 @@ impl MyDb {
     /// The upsert, then a read of the row on the same connection. The read is exact for the
     /// grant: `fence` changes only together with `owner`, and `owner` is our fresh random token
     /// until our lease ends, so "owner is ours" means "this fence is ours".
+    /// `_waiter`: this dialect does not queue (see [`super::Db::serves_in_order`]).
     pub(crate) async fn acquire(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
@@ -149,6 +150,7 @@ impl MyDb {
         owner: Owner,
         lease: Duration,
         label: &str,
+        _waiter: Owner,
     ) -> Result<Attempt, SqlError> {
         let (name, token, micros) = (name.as_bytes(), owner.as_bytes(), whole(lease, MICROSECOND));
         let label = label.as_bytes();

@@ -198,12 +198,14 @@ impl PgDb {
         owner: Owner,
         lease: Duration,
         label: &str,
+        waiter: Owner,
     ) -> Result<Attempt, SqlError> {
         let query = sqlx::query(self.sql.acquire.clone())
             .bind(name)
             .bind(owner.as_bytes())
             .bind(whole(lease, MICROSECOND))
-            .bind(label);
+            .bind(label)
+            .bind(waiter.as_bytes());
         let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
         let row = match settle(conn, result) {
             Err(SqlError::Sqlx(error)) if contended(&error) => return Ok(Attempt::Contended),
@@ -285,7 +287,8 @@ impl PgDb {
     ) -> Result<(), SqlError> {
         let query = sqlx::query(self.sql.wait_leave.clone())
             .bind(name)
-            .bind(waiter.as_bytes());
+            .bind(waiter.as_bytes())
+            .bind(self.channel.as_str());
         let result = timed(self.timeout, query.execute(&mut **conn)).await;
         settle(conn, result).map(drop)
     }

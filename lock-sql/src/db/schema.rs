@@ -187,15 +187,23 @@ mod tests {
 
     #[test]
     fn every_upgrade_names_its_column() {
+        let lock_table = [Some("owner_label"), Some("granted_at")];
         let scripts = [
-            include_str!("../../sql/postgres/upgrade.sql"),
-            include_str!("../../sql/mysql/upgrade.sql"),
-            include_str!("../../sql/sqlite/upgrade.sql"),
+            (
+                include_str!("../../sql/postgres/upgrade.sql"),
+                Some("queued_at"),
+            ),
+            (include_str!("../../sql/mysql/upgrade.sql"), None),
+            (include_str!("../../sql/sqlite/upgrade.sql"), None),
         ];
-        for script in scripts {
+        for (script, waiters) in scripts {
             let statements = split(script);
             let columns: Vec<_> = statements.iter().map(|s| added_column(s)).collect();
-            let expected = vec![Some("owner_label"), Some("granted_at")];
+            let expected: Vec<_> = lock_table
+                .iter()
+                .copied()
+                .chain(waiters.map(Some))
+                .collect();
             assert_eq!(columns, expected, "{script}");
         }
     }

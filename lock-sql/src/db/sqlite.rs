@@ -171,6 +171,7 @@ impl LiteDb {
             .await
     }
 
+    /// `_waiter`: this dialect does not queue (see [`super::Db::serves_in_order`]).
     pub(crate) async fn acquire(
         &self,
         conn: &mut PoolConnection<sqlx::Sqlite>,
@@ -178,6 +179,7 @@ impl LiteDb {
         owner: Owner,
         lease: Duration,
         label: &str,
+        _waiter: Owner,
     ) -> Result<Attempt, SqlError> {
         let query = sqlx::query_scalar::<_, i64>(self.sql.acquire.clone())
             .bind(name)
