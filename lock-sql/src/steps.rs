@@ -9,7 +9,7 @@ use lock_core::backend::{Busy, Deadline, Grant, LockSteps, Try};
 use lock_core::{AcquireOptions, LockName, Result, async_trait};
 use tokio::time::Instant;
 
-use crate::db::{Attempt, Conn, Owner};
+use crate::db::{Attempt, Conn, Owner, Waiting};
 use crate::held::SqlHeld;
 use crate::lock::Inner;
 use crate::waiting::WaitEntry;
@@ -70,8 +70,9 @@ impl LockSteps for SqlSteps {
     }
 
     /// One acquire statement; when it finds the lock held and the acquisition will wait, the
-    /// waiter entry is placed or refreshed on the same connection, and when it grants an
-    /// acquisition that waited, the entry is removed there.
+    /// waiter entry is placed or refreshed with it (see [`crate::db::Db::acquire`]), and when
+    /// it grants an acquisition that waited, the entry is removed (by the statement itself, or
+    /// by another on the same connection).
     async fn try_once(&self, attempt: &mut SqlAttempt) -> Result<Try> {
         let inner = &self.inner;
         inner.ensure_schema().await?;
@@ -82,6 +83,15 @@ impl LockSteps for SqlSteps {
         attempt.owner = Owner::random();
         let name = attempt.name.as_str();
         let sent = Instant::now();
+        // Place or refresh the entry with this try, should it find the lock held.
+        let (was_placed, place) = (attempt.entry.placed(), attempt.entry.due(sent));
+        if place {
+            attempt.entry.sending();
+        }
+        let waiting = Waiting {
+            id: attempt.entry.id,
+            place,
+        };
         self.tries.fetch_add(1, Ordering::Relaxed);
         let outcome = inner
             .db
@@ -91,17 +101,18 @@ impl LockSteps for SqlSteps {
                 attempt.owner,
                 attempt.lease,
                 &attempt.label,
-                attempt.entry.id,
+                waiting,
             )
             .await
             .map_err(|error| inner.error(error, "acquire"))?;
         let busy = match outcome {
             Attempt::Granted(fence) => {
                 let mut settled = true;
-                if attempt.entry.placed() && inner.db.serves_in_order() {
-                    // The grant removed the entry.
+                if !was_placed || inner.db.serves_in_order() {
+                    // No entry was placed before, and a try that grants places none; or the
+                    // grant removed it.
                     attempt.entry.removed();
-                } else if attempt.entry.placed() {
+                } else {
                     // A failure leaves an entry that expires by itself; the grant stands.
                     match inner.db.leave(Some(conn), name, attempt.entry.id).await {
                         Ok(()) => attempt.entry.removed(),
@@ -127,15 +138,8 @@ impl LockSteps for SqlSteps {
                 Busy::polled()
             }
             Attempt::Held(remaining) => {
-                let now = Instant::now();
-                if attempt.entry.due(now) {
-                    attempt.entry.sending();
-                    inner
-                        .db
-                        .register(conn, name, attempt.entry.id)
-                        .await
-                        .map_err(|error| inner.error(error, "acquire"))?;
-                    attempt.entry.refreshed(now);
+                if place {
+                    attempt.entry.refreshed(sent);
                 }
                 let pushed = inner.wakeups.server_side();
                 let busy = Busy {

@@ -1,11 +1,13 @@
 -- $1 name, $2 owner token, $3 lease in microseconds, $4 owner label, $5 the acquisition's
--- waiter entry id.
+-- waiter entry id, $6 whether to place or refresh that entry when not granted, $7 the entry's
+-- lifetime in microseconds.
 -- Insert the row, or take over one that is free or whose lease ended by the database clock,
 -- raising the fencing counter and recording the label and grant time; a held row is left
 -- alone and `fence` comes back NULL.
 -- Waiters are served in arrival order: the lock is not taken while a live waiter entry of the
 -- name is ahead of this acquisition's (every live entry is ahead of an acquisition that has
--- none). A grant removes this acquisition's entry in the same statement.
+-- none). A grant removes this acquisition's entry in the same statement; an acquisition that
+-- will wait places or refreshes it (keeping its arrival time) in the same statement too.
 -- The next token is one past the counter and never below the database clock in microseconds,
 -- so tokens keep rising even when the counter went back with the data (a restore from an older
 -- backup, a failover to an asynchronous replica that missed the last grants), as long as the
@@ -48,6 +50,12 @@ attempt AS (
 served AS (
     DELETE FROM "{waiters}"
     WHERE name = $1 AND waiter = $5 AND EXISTS (SELECT 1 FROM attempt)
+),
+queued AS (
+    INSERT INTO "{waiters}" (name, waiter, expires_at, queued_at)
+    SELECT $1, $5, now() + CAST($7 AS DOUBLE PRECISION) * INTERVAL '1 microsecond', now()
+    WHERE $6 AND NOT EXISTS (SELECT 1 FROM attempt)
+    ON CONFLICT (name, waiter) DO UPDATE SET expires_at = EXCLUDED.expires_at
 )
 SELECT
     (SELECT fence FROM attempt) AS fence,

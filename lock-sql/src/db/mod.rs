@@ -51,6 +51,15 @@ impl std::fmt::Debug for Owner {
     }
 }
 
+/// An acquisition's waiter entry, as its acquire statement sees it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Waiting {
+    /// The entry's id, fixed for the acquisition (placed on the server or not).
+    pub(crate) id: Owner,
+    /// Whether to place or refresh the entry if the lock is held.
+    pub(crate) place: bool,
+}
+
 /// What one acquire statement found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Attempt {
@@ -196,10 +205,11 @@ impl Db {
         })
     }
 
-    /// One acquire attempt on `conn`; a grant records `label` and the grant time. `waiter` is
-    /// the acquisition's waiter entry id, placed or not: on a dialect that
-    /// [serves in order](Db::serves_in_order), an earlier entry holds the grant back and a
-    /// grant removes this one.
+    /// One acquire attempt on `conn`; a grant records `label` and the grant time. When the lock
+    /// is held and `waiting.place` is set, the acquisition's waiter entry is placed or
+    /// refreshed: in the same statement on a dialect that [serves in
+    /// order](Db::serves_in_order) (where an earlier entry also holds the grant back and a grant
+    /// removes the entry), else by a second statement on `conn`.
     pub(crate) async fn acquire(
         &self,
         conn: &mut Conn,
@@ -207,9 +217,13 @@ impl Db {
         owner: Owner,
         lease: Duration,
         label: &str,
-        waiter: Owner,
+        waiting: Waiting,
     ) -> Result<Attempt, SqlError> {
-        with_conn!(self, conn, (db, conn) => db.acquire(conn, name, owner, lease, label, waiter).await)
+        let outcome = with_conn!(self, &mut *conn, (db, conn) => db.acquire(conn, name, owner, lease, label, waiting).await)?;
+        if waiting.place && !self.serves_in_order() && matches!(outcome, Attempt::Held(_)) {
+            self.register(conn, name, waiting.id).await?;
+        }
+        Ok(outcome)
     }
 
     /// Whether waiters are granted in arrival order, each woken alone when its turn comes

@@ -13,7 +13,7 @@ mod admin;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::pool::Stash;
-use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
+use super::{Attempt, Owner, Schema, Waiting, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
 
@@ -142,7 +142,7 @@ impl MyDb {
     /// The upsert, then a read of the row on the same connection. The read is exact for the
     /// grant: `fence` changes only together with `owner`, and `owner` is our fresh random token
     /// until our lease ends, so "owner is ours" means "this fence is ours".
-    /// `_waiter`: this dialect does not queue (see [`super::Db::serves_in_order`]).
+    /// `_waiting`: this dialect does not queue; [`super::Db::acquire`] places the entry.
     pub(crate) async fn acquire(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
@@ -150,7 +150,7 @@ impl MyDb {
         owner: Owner,
         lease: Duration,
         label: &str,
-        _waiter: Owner,
+        _waiting: Waiting,
     ) -> Result<Attempt, SqlError> {
         let (name, token, micros) = (name.as_bytes(), owner.as_bytes(), whole(lease, MICROSECOND));
         let label = label.as_bytes();

@@ -13,9 +13,10 @@ mod renewals;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::pool::Stash;
-use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
+use super::{Attempt, Owner, Schema, Waiting, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
+use crate::waiting::ENTRY_LIFETIME;
 use lock_core::backend::Gather;
 use renewals::{Renewal, Renewer};
 use std::sync::Arc;
@@ -198,14 +199,16 @@ impl PgDb {
         owner: Owner,
         lease: Duration,
         label: &str,
-        waiter: Owner,
+        waiting: Waiting,
     ) -> Result<Attempt, SqlError> {
         let query = sqlx::query(self.sql.acquire.clone())
             .bind(name)
             .bind(owner.as_bytes())
             .bind(whole(lease, MICROSECOND))
             .bind(label)
-            .bind(waiter.as_bytes());
+            .bind(waiting.id.as_bytes())
+            .bind(waiting.place)
+            .bind(whole(ENTRY_LIFETIME, MICROSECOND));
         let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
         let row = match settle(conn, result) {
             Err(SqlError::Sqlx(error)) if contended(&error) => return Ok(Attempt::Contended),

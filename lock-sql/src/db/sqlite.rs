@@ -12,7 +12,7 @@ mod admin;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::pool::Stash;
-use super::{Attempt, Owner, Schema, fence, remaining, settle, statement, whole};
+use super::{Attempt, Owner, Schema, Waiting, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
 
@@ -171,7 +171,7 @@ impl LiteDb {
             .await
     }
 
-    /// `_waiter`: this dialect does not queue (see [`super::Db::serves_in_order`]).
+    /// `_waiting`: this dialect does not queue; [`super::Db::acquire`] places the entry.
     pub(crate) async fn acquire(
         &self,
         conn: &mut PoolConnection<sqlx::Sqlite>,
@@ -179,7 +179,7 @@ impl LiteDb {
         owner: Owner,
         lease: Duration,
         label: &str,
-        _waiter: Owner,
+        _waiting: Waiting,
     ) -> Result<Attempt, SqlError> {
         let query = sqlx::query_scalar::<_, i64>(self.sql.acquire.clone())
             .bind(name)
