@@ -142,6 +142,56 @@ fn floors_are_found_by_name_and_explain_a_miss() {
     assert!(!Kind::ZkFloor.contends() && Kind::MySqlGetLock.contends());
 }
 
+/// PostgreSQL's 32-client goals are explained by the handoff floor of the same sweep: when
+/// even that floor falls short of the goal's ratio to the peer, the explanation says so.
+#[test]
+fn postgres_contention_misses_are_explained_by_the_handoff_floor() {
+    let ours = Kind::Distlock("postgres").system();
+    let records = vec![
+        throughput("contention", ours, "postgres", 32, 500.0, 0.0),
+        throughput(
+            "contention",
+            Kind::PgAdvisory.system(),
+            "postgres",
+            32,
+            5000.0,
+            0.0,
+        ),
+        throughput(
+            "contention",
+            Kind::PgRow(1).system(),
+            "postgres",
+            32,
+            2000.0,
+            0.0,
+        ),
+        throughput(
+            "contention",
+            Kind::PgNotifyFloor.system(),
+            "postgres",
+            32,
+            1600.0,
+            0.0,
+        ),
+    ];
+    assert!(Kind::PgNotifyFloor.contends() && !Kind::PgNotifyFloor.uncontended());
+    let goals = goals(&records);
+    let advisory = goals
+        .iter()
+        .find(|g| g.goal.contains("pg_advisory_lock"))
+        .expect("advisory goal");
+    assert_eq!(advisory.met, Some(false), "{advisory:?}");
+    // The floor reaches 1600 / 5000 = 0.32 of the peer, below the goal's 0.5.
+    assert!(
+        advisory.why.contains("at 32 clients") && advisory.why.contains("x0.31 of it"),
+        "{advisory:?}"
+    );
+    assert!(
+        advisory.why.contains("reaches only x0.32 of the peer"),
+        "{advisory:?}"
+    );
+}
+
 /// The 100,000-hold goals read the many-locks row of that count, and a renewal miss says how
 /// many round trips each hold costs.
 #[test]

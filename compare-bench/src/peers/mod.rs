@@ -4,6 +4,7 @@ pub mod curator;
 pub mod mysql;
 pub mod pg;
 pub mod pg_floor;
+pub mod pg_notify_floor;
 pub mod redis_poll;
 pub mod redis_zset;
 pub mod rslock_peer;

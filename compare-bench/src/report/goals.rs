@@ -97,7 +97,8 @@ fn ran(records: &[Record], spec: &Spec) -> bool {
 }
 
 /// Where a missed goal's gap lies, from the same run's floor for that backend: how much of the
-/// floor's rate distlock and the peer reach.
+/// floor's rate distlock reaches, and whether the floor itself reaches the goal's ratio of the
+/// peer (when it does not, no client doing that server work can).
 fn explain(records: &[Record], spec: &Spec, ours: &Record) -> String {
     let Some(floor) = spec
         .floor
@@ -107,14 +108,30 @@ fn explain(records: &[Record], spec: &Spec, ours: &Record) -> String {
         return "no floor measured for this backend in this run".to_owned();
     };
     let share = ours.ops_per_s / floor.ops_per_s;
-    let verdict = if share >= 0.9 {
-        "within 10 % of the floor: the server's work bounds it, not the client"
-    } else {
-        "the server does the same work faster for a simpler client: the gap is in distlock's \
-         round trips and client work, not the server"
+    let theirs = spec
+        .theirs
+        .as_ref()
+        .and_then(|p| pick(records, spec.backend, p));
+    let floor_reach = theirs.map(|theirs| floor.ops_per_s / theirs.ops_per_s);
+    let verdict = match floor_reach {
+        _ if share >= 0.9 => {
+            "within 10 % of the floor: the server's work bounds it, not the client".to_owned()
+        }
+        Some(reach) if spec.at_least && reach < spec.want => format!(
+            "the floor itself reaches only x{reach:.2} of the peer (goal x{}): that server work \
+             bounds the design below the goal",
+            spec.want
+        ),
+        _ => "the server does the same work faster for a simpler client: the gap is in \
+              distlock's round trips and client work, not the server"
+            .to_owned(),
+    };
+    let setting = match floor.clients {
+        1 => "uncontended".to_owned(),
+        clients => format!("at {clients} clients"),
     };
     format!(
-        "floor: {} {} pairs/s uncontended; distlock {} = x{share:.2} of it: {verdict}",
+        "floor: {} {} pairs/s {setting}; distlock {} = x{share:.2} of it: {verdict}",
         floor.system,
         num(floor.ops_per_s),
         num(ours.ops_per_s),

@@ -32,7 +32,11 @@ const WARMUP: Duration = Duration::from_millis(700);
 pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     let (seconds, rounds) = (ctx.pick(0.5, 3.0), ctx.pick(1, 3));
     let per_round = seconds / rounds as f64;
-    let kinds = ctx.kinds();
+    let kinds: Vec<Kind> = ctx
+        .kinds()
+        .into_iter()
+        .filter(|kind| kind.uncontended())
+        .collect();
     // Curator runs on ZooKeeper: left out with the other ZooKeeper systems.
     let with_curator = ctx.wants("zookeeper");
     let mut merged: Vec<Option<Outcome>> = (0..=kinds.len()).map(|_| None).collect();

@@ -23,6 +23,7 @@ use crate::BenchResult;
 use crate::contend::{Contender, DistlockContender};
 use crate::machine::crate_versions;
 use crate::peers::pg_floor::PgFloor;
+use crate::peers::pg_notify_floor::NotifyRelay;
 use crate::peers::zk_floor::ZkFloor;
 use crate::peers::{mysql, pg, redis_poll::RedisPollLock, rslock_peer::RsLock};
 use crate::record::Record;
@@ -97,6 +98,9 @@ pub enum Kind {
     PgAdvisory,
     /// The PostgreSQL floor: one `INSERT` and one `DELETE`, uncontended only.
     PgFloor,
+    /// The PostgreSQL handoff floor: a `pg_notify` naming the next waiter, each client
+    /// listening on a connection of its own; contended only.
+    PgNotifyFloor,
     /// The ZooKeeper floor: create an ephemeral node and delete it, uncontended only.
     ZkFloor,
     /// MySQL/MariaDB `GET_LOCK` and `RELEASE_LOCK`.
@@ -115,6 +119,7 @@ impl Kind {
             Kind::PgRow(ms) => format!("INSERT ON CONFLICT/DELETE, {ms} ms poll"),
             Kind::PgAdvisory => "pg_advisory_lock".to_owned(),
             Kind::PgFloor => "INSERT/DELETE floor, no polling".to_owned(),
+            Kind::PgNotifyFloor => "pg_notify handoff floor, a listener per client".to_owned(),
             Kind::ZkFloor => format!(
                 "create+delete floor, zookeeper-client {}",
                 crate_versions("zookeeper-client").join("/")
@@ -133,13 +138,19 @@ impl Kind {
             Kind::RsLock => ROLE_LIBRARY,
             Kind::RedisPoll(_) | Kind::PgRow(_) | Kind::MySqlRow(_) => "hand-written lock",
             Kind::PgAdvisory | Kind::MySqlGetLock => "server's built-in lock",
-            Kind::PgFloor | Kind::ZkFloor => "floor (no lock semantics)",
+            Kind::PgFloor | Kind::ZkFloor | Kind::PgNotifyFloor => "floor (no lock semantics)",
         }
     }
 
-    /// Whether it takes part in the contention sweep: the floors cannot wait.
+    /// Whether it takes part in the contention sweep: the uncontended floors cannot wait.
     pub fn contends(self) -> bool {
         !matches!(self, Kind::PgFloor | Kind::ZkFloor)
+    }
+
+    /// Whether it takes part in the uncontended latency scenario: the handoff floor does
+    /// nothing on the server without a waiter.
+    pub fn uncontended(self) -> bool {
+        self != Kind::PgNotifyFloor
     }
 
     /// The server it runs on.
@@ -147,7 +158,7 @@ impl Kind {
         match self {
             Kind::Distlock(backend) => backend,
             Kind::RedisPoll(_) | Kind::RsLock => "redis",
-            Kind::PgRow(_) | Kind::PgAdvisory | Kind::PgFloor => "postgres",
+            Kind::PgRow(_) | Kind::PgAdvisory | Kind::PgFloor | Kind::PgNotifyFloor => "postgres",
             Kind::MySqlGetLock | Kind::MySqlRow(_) => "mysql",
             Kind::ZkFloor => "zookeeper",
         }
@@ -196,6 +207,7 @@ pub fn all_kinds() -> Vec<Kind> {
         Kind::PgRow(1),
         Kind::PgAdvisory,
         Kind::PgFloor,
+        Kind::PgNotifyFloor,
         Kind::MySqlGetLock,
         Kind::MySqlRow(1),
         Kind::ZkFloor,
@@ -269,6 +281,7 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
             pg::ensure_table(&servers.postgres).await?;
             Arc::new(PgFloor::connect(&servers.postgres, name).await?)
         }
+        Kind::PgNotifyFloor => Arc::new(NotifyRelay::connect(&servers.postgres, name).await?),
         Kind::ZkFloor => {
             let (host, port) = host_port(&servers.zookeeper).ok_or("no ZooKeeper port")?;
             let path = format!("/floor-bench/{}", name.replace('/', "-"));
