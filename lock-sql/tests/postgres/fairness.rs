@@ -38,10 +38,10 @@ async fn queue_up(
     for index in 0..count {
         let lock = service(url).await;
         services.push(Arc::clone(&lock));
-        let (name, order) = (name.clone(), Arc::clone(&order));
+        let (wanted, order) = (name.clone(), Arc::clone(&order));
         tasks.push(tokio::spawn(async move {
             let guard = lock
-                .acquire_timeout(&name, scaled_ms(30_000))
+                .acquire_timeout(&wanted, scaled_ms(30_000))
                 .await
                 .expect("granted in time");
             order
@@ -51,8 +51,15 @@ async fn queue_up(
             tokio::time::sleep(hold).await;
             guard.release().await.expect("release");
         }));
-        // Arrive one after another.
-        tokio::time::sleep(scaled_ms(60)).await;
+        // Arrive one after another: the next starts once this one's entry is in line.
+        let deadline = tokio::time::Instant::now() + scaled_ms(10_000);
+        while services[0].inspect(name).await.expect("inspect").waiters <= index as u64 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "waiter {index} never queued"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
     (services, tasks, order)
 }
