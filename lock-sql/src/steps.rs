@@ -91,6 +91,7 @@ impl LockSteps for SqlSteps {
         let waiting = Waiting {
             id: attempt.entry.id,
             place,
+            placed: was_placed,
         };
         self.tries.fetch_add(1, Ordering::Relaxed);
         let outcome = inner

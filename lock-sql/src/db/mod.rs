@@ -58,6 +58,8 @@ pub(crate) struct Waiting {
     pub(crate) id: Owner,
     /// Whether to place or refresh the entry if the lock is held.
     pub(crate) place: bool,
+    /// Whether an earlier try may have placed the entry.
+    pub(crate) placed: bool,
 }
 
 /// What one acquire statement found.
@@ -207,9 +209,9 @@ impl Db {
 
     /// One acquire attempt on `conn`; a grant records `label` and the grant time. When the lock
     /// is held and `waiting.place` is set, the acquisition's waiter entry is placed or
-    /// refreshed: in the same statement on a dialect that [serves in
+    /// refreshed, by a second statement on `conn`; on a dialect that [serves in
     /// order](Db::serves_in_order) (where an earlier entry also holds the grant back and a grant
-    /// removes the entry), else by a second statement on `conn`.
+    /// removes the entry), by the acquire statement itself once the entry was placed.
     pub(crate) async fn acquire(
         &self,
         conn: &mut Conn,

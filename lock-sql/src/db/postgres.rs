@@ -51,6 +51,7 @@ pub(crate) struct PgDb {
 struct Statements {
     schema: Schema,
     acquire: sqlx::SqlStr,
+    acquire_first: sqlx::SqlStr,
     release: sqlx::SqlStr,
     wait_register: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
@@ -96,6 +97,11 @@ impl PgDb {
                     .is_some_and(|code| code == INSUFFICIENT_PRIVILEGE)
             }),
             acquire: statement(include_str!("../../sql/postgres/acquire.sql"), table, ""),
+            acquire_first: statement(
+                include_str!("../../sql/postgres/acquire_first.sql"),
+                table,
+                "",
+            ),
             release: statement(include_str!("../../sql/postgres/release.sql"), table, ""),
             wait_register: statement(
                 include_str!("../../sql/postgres/wait_register.sql"),
@@ -201,14 +207,23 @@ impl PgDb {
         label: &str,
         waiting: Waiting,
     ) -> Result<Attempt, SqlError> {
-        let query = sqlx::query(self.sql.acquire.clone())
+        let query = if waiting.placed {
+            sqlx::query(self.sql.acquire.clone())
+        } else {
+            sqlx::query(self.sql.acquire_first.clone())
+        };
+        let query = query
             .bind(name)
             .bind(owner.as_bytes())
             .bind(whole(lease, MICROSECOND))
-            .bind(label)
-            .bind(waiting.id.as_bytes())
-            .bind(waiting.place)
-            .bind(whole(ENTRY_LIFETIME, MICROSECOND));
+            .bind(label);
+        let query = match waiting.placed {
+            true => query
+                .bind(waiting.id.as_bytes())
+                .bind(waiting.place)
+                .bind(whole(ENTRY_LIFETIME, MICROSECOND)),
+            false => query,
+        };
         let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
         let row = match settle(conn, result) {
             Err(SqlError::Sqlx(error)) if contended(&error) => return Ok(Attempt::Contended),
@@ -216,10 +231,16 @@ impl PgDb {
         };
         let granted: Option<i64> = row.try_get("fence")?;
         let left: Option<i64> = row.try_get("remaining_us")?;
-        Ok(match granted {
+        let outcome = match granted {
             Some(value) => Attempt::Granted(fence(value)?),
             None => Attempt::Held(remaining(left, MICROSECOND)),
-        })
+        };
+        // The first try's statement leaves the entry out, to keep a free lock's grant light.
+        if !waiting.placed && waiting.place && matches!(outcome, Attempt::Held(_)) {
+            self.register(conn, name, waiting.id, ENTRY_LIFETIME)
+                .await?;
+        }
+        Ok(outcome)
     }
 
     pub(crate) async fn release(

@@ -1,0 +1,36 @@
+-- $1 name, $2 owner token, $3 lease in microseconds, $4 owner label.
+-- The first try of an acquisition, which has no waiter entry yet: acquire.sql without the
+-- entry's upkeep (no entry to read, remove or place), so a free lock nobody waits for costs
+-- the lock row's upsert and one index probe of the waiters table. Every live waiter entry of
+-- the name is ahead of this acquisition. A try that finds the lock held and will wait places
+-- its entry with wait_register.sql next, on the same connection.
+WITH ahead AS (
+    SELECT w.expires_at FROM "{waiters}" AS w
+    WHERE w.name = $1 AND w.expires_at > now()
+    ORDER BY w.queued_at, w.waiter
+    LIMIT 1
+),
+attempt AS (
+    INSERT INTO "{table}" AS held (name, owner, fence, lease_end, owner_label, granted_at)
+    SELECT $1, $2, CAST(EXTRACT(EPOCH FROM now()) * 1000000 AS BIGINT),
+           now() + CAST($3 AS DOUBLE PRECISION) * INTERVAL '1 microsecond', $4, now()
+    WHERE NOT EXISTS (
+        SELECT 1 FROM "{table}" AS live
+        WHERE live.name = $1 AND live.owner IS NOT NULL AND live.lease_end > now()
+    ) AND NOT EXISTS (SELECT 1 FROM ahead)
+    ON CONFLICT (name) DO UPDATE
+        SET owner = EXCLUDED.owner,
+            fence = GREATEST(held.fence + 1, EXCLUDED.fence),
+            lease_end = EXCLUDED.lease_end,
+            owner_label = EXCLUDED.owner_label,
+            granted_at = EXCLUDED.granted_at
+        WHERE held.owner IS NULL OR held.lease_end <= now()
+    RETURNING held.fence
+)
+SELECT
+    (SELECT fence FROM attempt) AS fence,
+    COALESCE(
+        (SELECT CAST(EXTRACT(EPOCH FROM lease_end - now()) * 1000000 AS BIGINT)
+           FROM "{table}" WHERE name = $1 AND owner IS NOT NULL AND lease_end > now()),
+        (SELECT CAST(EXTRACT(EPOCH FROM expires_at - now()) * 1000000 AS BIGINT) FROM ahead)
+    ) AS remaining_us
