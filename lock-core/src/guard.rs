@@ -10,6 +10,7 @@ use tracing::Instrument;
 
 use crate::backend::HeldLock;
 use crate::backend::lease::Lease;
+use crate::backend::leases::Registration;
 use crate::{AcquireOptions, Error, ErrorKind, LockHandle, LockName, Result, telemetry};
 
 /// Proof of a hold on a distributed lock.
@@ -52,7 +53,7 @@ pub struct LockGuard {
     lease: Arc<Lease>,
     at_risk: CancellationToken,
     extendable: bool,
-    stop_monitor: CancellationToken,
+    watch: Registration,
     granted: Instant,
 }
 
@@ -64,7 +65,7 @@ pub(crate) struct GuardParts {
     pub(crate) lease: Arc<Lease>,
     pub(crate) at_risk: CancellationToken,
     pub(crate) extendable: bool,
-    pub(crate) stop: CancellationToken,
+    pub(crate) watch: Registration,
 }
 
 impl LockGuard {
@@ -76,7 +77,7 @@ impl LockGuard {
             lease: parts.lease,
             at_risk: parts.at_risk,
             extendable: parts.extendable,
-            stop_monitor: parts.stop,
+            watch: parts.watch,
             granted: Instant::now(),
         }
     }
@@ -191,12 +192,14 @@ impl LockGuard {
                 "the hold has reached its max_hold and cannot be extended",
             )));
         };
-        match self.lease.renew(&**held, lease).await {
+        let renewed = self.lease.renew(&**held, lease).await;
+        if matches!(renewed, Ok(false)) {
+            self.handle.lost().cancel();
+        }
+        self.watch.changed();
+        match renewed {
             Ok(true) => Ok(()),
-            Ok(false) => {
-                self.handle.lost().cancel();
-                Err(self.context(lost_before_extend()))
-            }
+            Ok(false) => Err(self.context(lost_before_extend())),
             Err(error) => Err(self.context(error)),
         }
     }
@@ -237,7 +240,7 @@ impl LockGuard {
     /// ours. [`ErrorKind::Unavailable`] or [`ErrorKind::Backend`] if the server could not be
     /// asked; the lease then ends the hold.
     pub async fn release(mut self) -> Result<()> {
-        self.stop_monitor.cancel();
+        self.watch.end();
         let Some(held) = self.held.take() else {
             return Ok(());
         };
@@ -299,7 +302,7 @@ fn lost_before_relabel() -> Error {
 
 impl Drop for LockGuard {
     fn drop(&mut self) {
-        self.stop_monitor.cancel();
+        self.watch.end();
         if let Some(held) = self.held.take() {
             telemetry::hold_ended(self.backend, self.granted.elapsed());
             release_in_background(held);

@@ -1,5 +1,5 @@
 //! Metrics and tracing events, emitted once for every backend by the engine, the lease
-//! monitor and the guard.
+//! scheduler and the guard.
 //!
 //! Metrics go through the [`metrics`](https://docs.rs/metrics) facade when the `metrics`
 //! feature is on (the application installs the exporter); with it off, the metric calls

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::FutureExt;
-use lock_core::backend::{Grant, HeldLock};
+use lock_core::backend::{Grant, HeldLock, Leases};
 use lock_core::{AcquireOptions, DistributedLockExt, LockName, MemoryLock};
 
 async fn free_soon(lock: &MemoryLock, name: &str) -> bool {
@@ -47,6 +47,7 @@ async fn dropped_release_still_releases() {
         name,
         "test",
         &AcquireOptions::default(),
+        &Leases::default(),
     );
     let cut = tokio::time::timeout(Duration::from_millis(10), guard.release()).await;
     assert!(

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_core::backend::{Grant, HeldLock};
+use lock_core::backend::{Grant, HeldLock, Leases};
 use lock_core::{AcquireOptions, DistributedLockExt, ErrorKind, LockGuard, LockName, MemoryLock};
 use tokio::time::Instant;
 
@@ -40,7 +40,7 @@ impl HeldLock for SlowServer {
 fn guard(server: &Arc<SlowServer>, options: &AcquireOptions) -> LockGuard {
     let held: Arc<dyn HeldLock> = Arc::clone(server) as Arc<dyn HeldLock>;
     let name = LockName::new("lease").expect("name");
-    Grant::new(1, held, Instant::now()).into_guard(name, "test", options)
+    Grant::new(1, held, Instant::now()).into_guard(name, "test", options, &Leases::default())
 }
 
 fn options(lease_ms: u64) -> AcquireOptions {

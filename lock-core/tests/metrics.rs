@@ -1,4 +1,4 @@
-//! The metrics the engine, the lease monitor and the guard emit, read back from a recording
+//! The metrics the engine, the lease scheduler and the guard emit, read back from a recording
 //! recorder: each event counted exactly once.
 
 use std::collections::HashMap;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_core::backend::{Busy, Deadline, Grant, HeldLock, LockSteps, Try};
+use lock_core::backend::{Busy, Deadline, Grant, HeldLock, Leases, LockSteps, Try};
 use lock_core::{AcquireOptions, Claim, LockName, Result, async_trait};
 use tokio::time::Instant;
 
@@ -96,6 +96,10 @@ impl LockSteps for ClaimSteps {
 
     fn server(&self) -> &str {
         self.single.node.link().name()
+    }
+
+    fn leases(&self) -> &Leases {
+        &self.single.leases
     }
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> RedisClaimAttempt {

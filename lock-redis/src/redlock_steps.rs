@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_core::backend::{Busy, Grant, LockSteps, Try};
+use lock_core::backend::{Busy, Grant, Leases, LockSteps, Try};
 use lock_core::{AcquireOptions, Error, ErrorKind, LockName, Result, async_trait};
 use tokio::time::Instant;
 
@@ -25,6 +25,7 @@ pub(crate) struct Masters {
     waiter_ttl: Duration,
     /// The masters' names, for error context.
     names: String,
+    leases: Leases,
 }
 
 impl Masters {
@@ -36,6 +37,7 @@ impl Masters {
             prefix,
             waiter_ttl,
             names,
+            leases: Leases::default(),
         }
     }
 }
@@ -65,6 +67,10 @@ impl LockSteps for Masters {
 
     fn server(&self) -> &str {
         &self.names
+    }
+
+    fn leases(&self) -> &Leases {
+        &self.leases
     }
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> RedlockAttempt {

@@ -66,6 +66,7 @@ impl RedisLock {
                 prefix,
                 replicas,
                 waiter_ttl,
+                leases: lock_core::backend::Leases::default(),
             }),
             defaults: service.defaults,
         })

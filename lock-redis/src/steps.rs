@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_core::backend::{Busy, Deadline, Grant, LockSteps, Try};
+use lock_core::backend::{Busy, Deadline, Grant, Leases, LockSteps, Try};
 use lock_core::{AcquireOptions, LockName, Result, async_trait};
 use tokio::time::Instant;
 
@@ -26,6 +26,7 @@ pub(crate) struct Single {
     pub(crate) prefix: String,
     pub(crate) replicas: Option<Replicas>,
     pub(crate) waiter_ttl: Duration,
+    pub(crate) leases: Leases,
 }
 
 /// One acquisition: its keys, owner token and label, its queue ttl (waiting acquisitions
@@ -87,6 +88,10 @@ impl LockSteps for Single {
 
     fn server(&self) -> &str {
         self.node.link().name()
+    }
+
+    fn leases(&self) -> &Leases {
+        &self.leases
     }
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> RedisAttempt {

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_core::backend::{Busy, Deadline, Grant, LockSteps, Try};
+use lock_core::backend::{Busy, Deadline, Grant, Leases, LockSteps, Try};
 use lock_core::{AcquireOptions, Claim, LockName, Result, async_trait};
 use tokio::time::Instant;
 
@@ -73,6 +73,10 @@ impl LockSteps for SqlClaimSteps {
 
     fn server(&self) -> &str {
         &self.inner.settings.server
+    }
+
+    fn leases(&self) -> &Leases {
+        &self.inner.leases
     }
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> ClaimAttempt {

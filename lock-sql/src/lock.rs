@@ -33,6 +33,7 @@ pub(crate) struct Inner {
     pub(crate) settings: Settings,
     pub(crate) db: Db,
     pub(crate) wakeups: Wakeups,
+    pub(crate) leases: lock_core::backend::Leases,
     schema: OnceCell<()>,
 }
 
@@ -96,6 +97,7 @@ impl SqlLock {
             settings,
             db,
             wakeups,
+            leases: lock_core::backend::Leases::default(),
             schema: OnceCell::new(),
         };
         Ok(Self {

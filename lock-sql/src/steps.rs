@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use lock_core::backend::{Busy, Deadline, Grant, LockSteps, Try};
+use lock_core::backend::{Busy, Deadline, Grant, Leases, LockSteps, Try};
 use lock_core::{AcquireOptions, LockName, Result, async_trait};
 use tokio::time::Instant;
 
@@ -54,6 +54,10 @@ impl LockSteps for SqlSteps {
 
     fn server(&self) -> &str {
         &self.inner.settings.server
+    }
+
+    fn leases(&self) -> &Leases {
+        &self.inner.leases
     }
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> SqlAttempt {

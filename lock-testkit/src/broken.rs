@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_core::backend::{Grant, HeldLock};
+use lock_core::backend::{Grant, HeldLock, Leases};
 use lock_core::{
     AcquireOptions, Capabilities, Claim, DistributedLock, Leader, LeaderTicks, LockGuard, LockName,
     LockStatus, MemoryLock, Result,
@@ -60,6 +60,7 @@ pub struct BrokenLock {
     inner: MemoryLock,
     grants: Arc<AtomicU64>,
     made_up_terms: Arc<elections::MadeUpTerms>,
+    leases: Leases,
 }
 
 impl BrokenLock {
@@ -68,6 +69,7 @@ impl BrokenLock {
         Self {
             breakage,
             inner: MemoryLock::new(),
+            leases: Leases::default(),
             grants: Arc::new(AtomicU64::new(0)),
             made_up_terms: Arc::default(),
         }
@@ -108,7 +110,7 @@ impl BrokenLock {
             Some(lost) if self.breakage != Breakage::NoLostSignal => grant.lost(lost),
             _ => grant,
         };
-        grant.into_guard(name.clone(), "broken", options)
+        grant.into_guard(name.clone(), "broken", options, &self.leases)
     }
 }
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_core::backend::{Deadline, LockSteps, Try};
+use lock_core::backend::{Deadline, Leases, LockSteps, Try};
 use lock_core::{AcquireOptions, LockName, Result, async_trait};
 
 use crate::errors::BACKEND;
@@ -29,6 +29,10 @@ impl LockSteps for ZkClaimSteps {
 
     fn server(&self) -> &str {
         &self.steps.server
+    }
+
+    fn leases(&self) -> &Leases {
+        &self.steps.leases
     }
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> ZkAttempt {

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_core::backend::{Busy, Deadline, Grant, LockSteps, Try};
+use lock_core::backend::{Busy, Deadline, Grant, Leases, LockSteps, Try};
 use lock_core::{AcquireOptions, Claim, LockName, Result, async_trait};
 use tokio::time::Instant;
 use zookeeper_client::{self as zk, OneshotWatcher};
@@ -124,6 +124,10 @@ impl LockSteps for ZkSemaphoreSteps {
 
     fn server(&self) -> &str {
         &self.steps.server
+    }
+
+    fn leases(&self) -> &Leases {
+        &self.steps.leases
     }
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> SemaphoreAttempt {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use lock_core::backend::{Busy, Deadline, Grant, LockSteps, Try};
+use lock_core::backend::{Busy, Deadline, Grant, Leases, LockSteps, Try};
 use lock_core::{AcquireOptions, LockName, Result, async_trait};
 use tokio::time::Instant;
 use zookeeper_client::{self as zk, EventType, OneshotWatcher};
@@ -28,6 +28,7 @@ pub(crate) struct ZkSteps {
     pub(crate) server: String,
     /// Watch notifications on a predecessor this service's waiters received.
     pub(crate) wakeups: AtomicU64,
+    pub(crate) leases: Leases,
 }
 
 /// The node an acquisition owns, or may own while its create is in flight.
@@ -234,6 +235,10 @@ impl LockSteps for ZkSteps {
 
     fn server(&self) -> &str {
         &self.server
+    }
+
+    fn leases(&self) -> &Leases {
+        &self.leases
     }
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> ZkAttempt {

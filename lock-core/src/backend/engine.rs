@@ -89,6 +89,7 @@ async fn run<S: LockSteps>(
                     name.clone(),
                     steps.backend(),
                     options,
+                    steps.leases(),
                 )));
             }
             Try::Busy(busy) => busy,

@@ -7,8 +7,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::HeldLock;
+use crate::backend::Leases;
 use crate::backend::lease::{Lease, LeaseTerms};
-use crate::backend::monitor::Monitor;
+use crate::backend::watch::Watch;
 use crate::guard::GuardParts;
 use crate::{AcquireOptions, LockGuard, LockHandle, LockName, telemetry};
 
@@ -49,24 +50,24 @@ impl Grant {
     }
 
     /// A lost signal the backend fires itself (a deleted node, an expired session), besides
-    /// the one the lease monitor fires.
+    /// the one the lease scheduler fires.
     #[must_use]
     pub fn lost(mut self, lost: CancellationToken) -> Self {
         self.lost = Some(lost);
         self
     }
 
-    /// The guard for this grant of `name`, its lease monitored as `options` say. Must run in
-    /// a tokio runtime (the monitor is a task).
+    /// The guard for this grant of `name`, its lease watched by `leases` as `options` say.
+    /// Must run in a tokio runtime (the scheduler's task starts on it, if it has not yet).
     pub fn into_guard(
         self,
         name: LockName,
         backend: &'static str,
         options: &AcquireOptions,
+        leases: &Leases,
     ) -> LockGuard {
         let lost = self.lost.unwrap_or_default();
         let at_risk = lost.child_token();
-        let stop = CancellationToken::new();
         let length = self.fixed_lease.unwrap_or(options.lease);
         let handle = LockHandle::new(name, self.fencing_token, lost.clone());
         let lease = Arc::new(Lease::new(LeaseTerms {
@@ -78,15 +79,13 @@ impl Grant {
             backend,
             handle: handle.clone(),
         }));
-        Monitor {
-            lease: Arc::clone(&lease),
-            held: Arc::clone(&self.held),
-            auto_renew: self.fixed_lease.is_some() || options.auto_renew,
-            at_risk: at_risk.clone(),
-            lost: lost.clone(),
-            stop: stop.clone(),
-        }
-        .spawn();
+        let watch = leases.watch(Watch::new(
+            Arc::clone(&lease),
+            Arc::clone(&self.held),
+            self.fixed_lease.is_some() || options.auto_renew,
+            at_risk.clone(),
+            lost,
+        ));
         telemetry::hold_started(backend);
         LockGuard::from_parts(GuardParts {
             handle,
@@ -95,7 +94,7 @@ impl Grant {
             lease,
             at_risk,
             extendable: self.fixed_lease.is_none(),
-            stop,
+            watch,
         })
     }
 }

@@ -1,11 +1,10 @@
 //! The lease as the holder knows it: renewed one request at a time, ended early by the clock
-//! drift margin, bounded by the hold's `max_hold`, and watched by the
-//! [monitor](super::monitor) that raises the at-risk and lost signals.
+//! drift margin, bounded by the hold's `max_hold`, and watched by the service's
+//! [lease scheduler](super::Leases) that raises the at-risk and lost signals.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::sync::Notify;
 use tokio::time::Instant;
 use tracing::Instrument;
 
@@ -20,7 +19,6 @@ pub(crate) struct Lease {
     /// Held for the whole of one renewal: an older request's answer can never overwrite a
     /// newer one's, so the end recorded is always the last one the server confirmed.
     renewing: tokio::sync::Mutex<()>,
-    pub(super) changed: Notify,
     /// The share of each lease assumed lost to clock drift.
     drift: f64,
     /// The share of the lease below which the hold is at risk.
@@ -70,7 +68,6 @@ impl Lease {
                 failing: false,
             }),
             renewing: tokio::sync::Mutex::new(()),
-            changed: Notify::new(),
             drift: terms.drift,
             at_risk: terms.at_risk,
             hold_until,
@@ -162,7 +159,6 @@ impl Lease {
             Err(_) => state.failing = true,
         }
         drop(state);
-        self.changed.notify_one();
         answer
     }
 }

@@ -7,8 +7,8 @@
 //! [`acquire`], which owns the rest once for every backend: option validation, the
 //! overflow-safe [`Deadline`], the wait loop, backoff and jitter, the background cleanup of an
 //! acquisition dropped or failed mid-flight, error context, the tracing span, and the lease
-//! monitor behind each guard (renewals one at a time, the clock drift margin, the at-risk and
-//! lost signals).
+//! scheduler that watches every guard of a service ([`Leases`]: renewals one at a time per
+//! hold, the clock drift margin, the at-risk and lost signals).
 //!
 //! Configuration goes through the one URL grammar ([`crate::url`]) and [`ServiceOptions`],
 //! the options every service shares. The in-memory backend ([`MemoryLock`](crate::MemoryLock))
@@ -22,9 +22,10 @@ mod gather;
 mod grant;
 mod held;
 pub(crate) mod lease;
-mod monitor;
+pub(crate) mod leases;
 mod service;
 mod steps;
+mod watch;
 
 pub use claim_rule::{ClaimVerdict, claim_verdict};
 pub use deadline::Deadline;
@@ -32,5 +33,6 @@ pub use engine::acquire;
 pub use gather::Gather;
 pub use grant::Grant;
 pub use held::HeldLock;
+pub use leases::Leases;
 pub use service::{Service, ServiceBuilder, ServiceOptions};
 pub use steps::{Busy, LockSteps, Try};

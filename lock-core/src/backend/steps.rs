@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use crate::backend::Leases;
 use crate::backend::{Deadline, Grant};
 use crate::{AcquireOptions, LockName, Result};
 
@@ -81,6 +82,10 @@ pub trait LockSteps: Send + Sync + 'static {
 
     /// The server this service talks to, password hidden, for error context.
     fn server(&self) -> &str;
+
+    /// The service's lease scheduler, which watches every guard it grants (one per service,
+    /// shared by its clones).
+    fn leases(&self) -> &Leases;
 
     /// Starts one acquisition of `name`. No I/O.
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> Self::Attempt;

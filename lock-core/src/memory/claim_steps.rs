@@ -20,6 +20,7 @@ pub(crate) struct ClaimSteps {
     pub(super) claim: Claim,
     /// The object the claim is on: the claim's own kind, or an election (write claims).
     pub(super) kind: Kind,
+    pub(super) leases: crate::backend::Leases,
 }
 
 /// One acquisition: its key and lease, and once it waits, its place in the queue.
@@ -66,6 +67,10 @@ impl LockSteps for ClaimSteps {
 
     fn server(&self) -> &str {
         "memory"
+    }
+
+    fn leases(&self) -> &crate::backend::Leases {
+        &self.leases
     }
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> ClaimAttempt {

@@ -143,6 +143,7 @@ impl DistributedLock for MemoryLock {
             entries: Arc::clone(&self.shared.claims),
             claim,
             kind: claims::Kind::of(claim),
+            leases: self.shared.leases.clone(),
         });
         crate::backend::acquire(&steps, name, options).await
     }
@@ -158,6 +159,7 @@ impl DistributedLock for MemoryLock {
             entries: Arc::clone(&self.shared.claims),
             claim: Claim::Write,
             kind: claims::Kind::Election,
+            leases: self.shared.leases.clone(),
         });
         crate::backend::acquire(&steps, name, options).await
     }

@@ -22,6 +22,7 @@ pub(crate) struct Shared {
     entries: Arc<Entries>,
     /// Semaphores and read-write locks.
     pub(super) claims: Arc<super::claims::ClaimEntries>,
+    pub(super) leases: crate::backend::Leases,
 }
 
 #[derive(Debug, Default)]
@@ -133,6 +134,10 @@ impl LockSteps for Shared {
 
     fn server(&self) -> &str {
         "memory"
+    }
+
+    fn leases(&self) -> &crate::backend::Leases {
+        &self.leases
     }
 
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> Attempt {

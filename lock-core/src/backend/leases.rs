@@ -1,0 +1,297 @@
+//! One lease scheduler per service: a single task keeps every hold's timeline (renewals, the
+//! at-risk and lost signals), so a guard costs a table entry, not a task and its timers.
+//!
+//! A grant or a release touches the table under a short lock and wakes the task only when the
+//! new hold is due before anything the task already waits for. Renewals run as tasks of their
+//! own while in flight; a backend gathers them into batches ([`Gather`](super::Gather)).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::{Instant, sleep_until};
+
+use crate::backend::watch::{Due, Watch};
+use crate::telemetry::LostCause;
+
+/// The lease scheduler of one lock service: every guard the service grants is watched by it.
+///
+/// A backend keeps one per service (in what its clones share) and hands it to the engine
+/// through [`LockSteps::leases`](super::LockSteps::leases). Its task starts on the runtime of
+/// the first grant and ends once the service and all its guards are gone; should that runtime
+/// end first, the next grant starts it again on its own runtime. Clones share the scheduler.
+#[derive(Clone, Default)]
+pub struct Leases {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Leases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Leases")
+            .field("watched", &self.shared.table().watches.len())
+            .finish()
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    table: Mutex<Table>,
+    /// Wakes the task: a hold due before its timer, or the service gone.
+    wake: Arc<Notify>,
+}
+
+#[derive(Default)]
+struct Table {
+    watches: HashMap<u64, Entry>,
+    /// `(due, id)` of every watch not renewing.
+    timeline: BTreeSet<(Instant, u64)>,
+    /// What the task's timer is set for; `None` while it waits only to be woken.
+    armed: Option<Instant>,
+    running: bool,
+    next_id: u64,
+}
+
+struct Entry {
+    watch: Watch,
+    due: Option<Instant>,
+}
+
+/// A guard's place in the scheduler: ended (the watch removed) by the guard's release or drop.
+pub(crate) struct Registration {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+impl Leases {
+    /// Starts watching a hold.
+    pub(crate) fn watch(&self, watch: Watch) -> Registration {
+        let shared = Arc::clone(&self.shared);
+        let mut table = shared.table();
+        let id = table.next_id;
+        table.next_id += 1;
+        table.watches.insert(id, Entry { watch, due: None });
+        table.schedule(id, Instant::now(), &shared.wake);
+        if !table.running {
+            table.running = start(&shared);
+        }
+        drop(table);
+        Registration { shared, id }
+    }
+}
+
+impl Registration {
+    /// The lease was extended outside the scheduler: look at the hold again now.
+    pub(crate) fn changed(&self) {
+        let mut table = self.shared.table();
+        let Some(entry) = table.watches.get_mut(&self.id) else {
+            return;
+        };
+        if entry.watch.renewing {
+            return; // the renewal in flight schedules the next step when it ends
+        }
+        let now = Instant::now();
+        entry.watch.extended(now);
+        table.schedule(self.id, now, &self.shared.wake);
+    }
+
+    /// Stops watching (idempotent). A lost signal fired by the backend and not reported yet
+    /// is reported now.
+    pub(crate) fn end(&self) {
+        let removed = self.shared.table().remove(self.id);
+        if let Some(watch) = removed.filter(|watch| watch.lost.is_cancelled()) {
+            watch.fire_lost(LostCause::Signalled);
+        }
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.wake.notify_one();
+    }
+}
+
+impl Shared {
+    fn table(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs what is due at `now`; returns when the task must look again (`None`: only when
+    /// woken).
+    fn run_due(self: &Arc<Self>, now: Instant) -> Option<Instant> {
+        let mut renewals = Vec::new();
+        let mut losses = Vec::new();
+        let mut table = self.table();
+        while let Some(&(at, id)) = table.timeline.first() {
+            if at > now {
+                break;
+            }
+            table.timeline.pop_first();
+            match table.step(id, now) {
+                Some(Due::Renew(length)) => renewals.push((id, length)),
+                Some(Due::Lost(cause)) => losses.extend(table.remove(id).map(|w| (w, cause))),
+                Some(Due::Until(_)) | None => {}
+            }
+        }
+        for &(id, length) in &renewals {
+            if let Some(renewal) = table.renewal(id, length) {
+                tokio::spawn(renewal.run(Arc::downgrade(self), id));
+            }
+        }
+        table.armed = table.timeline.first().map(|&(at, _)| at);
+        let armed = table.armed;
+        drop(table);
+        for (watch, cause) in losses {
+            watch.fire_lost(cause);
+        }
+        armed
+    }
+
+    /// A renewal ended: record it and schedule what comes next, or fire the lost signal.
+    fn renewed(&self, id: u64, answer: Option<crate::Result<bool>>, renewal: &Renewal) {
+        let now = Instant::now();
+        let mut table = self.table();
+        let Some(entry) = table.watches.get_mut(&id) else {
+            return; // released meanwhile
+        };
+        let lost = entry
+            .watch
+            .renewed(answer, renewal.length, renewal.before, now);
+        let removed = match lost {
+            Some(cause) => table.remove(id).map(|watch| (watch, cause)),
+            None => {
+                table.schedule(id, now, &self.wake);
+                None
+            }
+        };
+        drop(table);
+        if let Some((watch, cause)) = removed {
+            watch.fire_lost(cause);
+        }
+    }
+}
+
+impl Table {
+    /// Looks at watch `id` at `now`: times it on the timeline when nothing is due yet, else
+    /// puts it first in line and wakes the task if its timer is set for later.
+    fn schedule(&mut self, id: u64, now: Instant, wake: &Notify) {
+        let at = match self.step(id, now) {
+            Some(Due::Until(at)) => at,
+            Some(_) => now,
+            None => return,
+        };
+        if let Some(entry) = self.watches.get_mut(&id) {
+            entry.due = Some(at);
+        }
+        self.timeline.insert((at, id));
+        if self.armed.is_none_or(|armed| at < armed) {
+            self.armed = Some(at);
+            wake.notify_one();
+        }
+    }
+
+    /// Takes watch `id` off the timeline and asks what is due at `now`.
+    fn step(&mut self, id: u64, now: Instant) -> Option<Due> {
+        let entry = self.watches.get_mut(&id)?;
+        if let Some(due) = entry.due.take() {
+            self.timeline.remove(&(due, id));
+        }
+        let due = entry.watch.due(now);
+        if let Due::Until(at) = due {
+            entry.due = Some(at);
+            self.timeline.insert((at, id));
+        }
+        Some(due)
+    }
+
+    /// Marks watch `id` renewing and says what the renewal needs.
+    fn renewal(&mut self, id: u64, length: Duration) -> Option<Renewal> {
+        let entry = self.watches.get_mut(&id)?;
+        entry.watch.renewing = true;
+        let watch = &entry.watch;
+        Some(Renewal {
+            lease: Arc::clone(&watch.lease),
+            held: Arc::clone(&watch.held),
+            length,
+            before: watch.lease.length(),
+        })
+    }
+
+    fn remove(&mut self, id: u64) -> Option<Watch> {
+        let entry = self.watches.remove(&id)?;
+        if let Some(due) = entry.due {
+            self.timeline.remove(&(due, id));
+        }
+        Some(entry.watch)
+    }
+}
+
+/// One renewal in flight.
+struct Renewal {
+    lease: Arc<crate::backend::lease::Lease>,
+    held: Arc<dyn crate::backend::HeldLock>,
+    length: Duration,
+    before: Duration,
+}
+
+impl Renewal {
+    /// Renews, unless the lease ends first, and reports back.
+    async fn run(self, shared: Weak<Shared>, id: u64) {
+        let end = self.lease.valid_until();
+        let answer = tokio::select! {
+            biased;
+            () = sleep_until(end) => None,
+            renewed = self.lease.renew(&*self.held, self.length) => Some(renewed),
+        };
+        if let Some(shared) = shared.upgrade() {
+            shared.renewed(id, answer, &self);
+        }
+    }
+}
+
+/// Spawns the scheduler task on the current runtime; `false` outside one.
+fn start(shared: &Arc<Shared>) -> bool {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        tracing::warn!("a hold granted outside a tokio runtime is not watched");
+        return false;
+    };
+    let running = Running(Arc::downgrade(shared));
+    let wake = Arc::clone(&shared.wake);
+    runtime.spawn(async move {
+        loop {
+            let Some(shared) = running.0.upgrade() else {
+                return;
+            };
+            let next = shared.run_due(Instant::now());
+            drop(shared);
+            match next {
+                Some(at) => tokio::select! {
+                    () = sleep_until(at) => {}
+                    () = wake.notified() => {}
+                },
+                None => wake.notified().await,
+            }
+        }
+    });
+    true
+}
+
+/// Owned by the scheduler task: when the task is dropped with its runtime, the next grant
+/// starts another.
+struct Running(Weak<Shared>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(shared) = self.0.upgrade() {
+            let mut table = shared.table();
+            table.running = false;
+            table.armed = None;
+        }
+    }
+}
