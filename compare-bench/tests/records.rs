@@ -59,6 +59,14 @@ fn redis_goals_follow_the_numbers() {
             0.0,
         ),
         throughput("latency", Kind::RsLock.system(), "redis", 1, 950.0, 0.0),
+        throughput(
+            "latency",
+            Kind::RedisScriptFloor.system(),
+            "redis",
+            1,
+            900.0,
+            0.0,
+        ),
         throughput("contention", ours, "redis", 32, 500.0, 100.0),
         throughput(
             "contention",
@@ -85,6 +93,47 @@ fn redis_goals_follow_the_numbers() {
             .iter()
             .filter(|g| g.goal.starts_with("ZooKeeper"))
             .all(|g| g.met.is_none())
+    );
+}
+
+/// Redis's uncontended goals are explained by distlock's own scripts sent from a bare client:
+/// when those scripts alone fall short of the goal's ratio, the explanation says so.
+#[test]
+fn redis_uncontended_misses_are_explained_by_the_script_floor() {
+    let ours = Kind::Distlock("redis").system();
+    let records = vec![
+        throughput("latency", ours, "redis", 1, 600.0, 0.0),
+        throughput(
+            "latency",
+            Kind::RedisPoll(1).system(),
+            "redis",
+            1,
+            1000.0,
+            0.0,
+        ),
+        throughput(
+            "latency",
+            Kind::RedisScriptFloor.system(),
+            "redis",
+            1,
+            700.0,
+            0.0,
+        ),
+    ];
+    assert!(!Kind::RedisScriptFloor.contends() && Kind::RedisScriptFloor.uncontended());
+    let goals = goals(&records);
+    let floor = goals
+        .iter()
+        .find(|g| g.goal.contains("hand-written SET NX PX"))
+        .expect("the Redis floor goal");
+    assert_eq!(floor.met, Some(false), "{floor:?}");
+    assert!(
+        floor.why.contains("acquire.lua") && floor.why.contains("x0.86 of it"),
+        "{floor:?}"
+    );
+    assert!(
+        floor.why.contains("reaches only x0.70 of the peer"),
+        "{floor:?}"
     );
 }
 

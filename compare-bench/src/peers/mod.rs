@@ -6,6 +6,7 @@ pub mod pg;
 pub mod pg_floor;
 pub mod pg_notify_floor;
 pub mod redis_poll;
+pub mod redis_script_floor;
 pub mod redis_zset;
 pub mod rslock_peer;
 pub mod zk_floor;

@@ -24,6 +24,7 @@ use crate::contend::{Contender, DistlockContender};
 use crate::machine::crate_versions;
 use crate::peers::pg_floor::PgFloor;
 use crate::peers::pg_notify_floor::NotifyRelay;
+use crate::peers::redis_script_floor::RedisScriptFloor;
 use crate::peers::zk_floor::ZkFloor;
 use crate::peers::{mysql, pg, redis_poll::RedisPollLock, rslock_peer::RsLock};
 use crate::record::Record;
@@ -92,6 +93,9 @@ pub enum Kind {
     RedisPoll(u64),
     /// The rslock crate on one Redis.
     RsLock,
+    /// The floor of distlock's Redis scripts: lock-redis's acquire and release scripts sent by a
+    /// bare client, uncontended only.
+    RedisScriptFloor,
     /// Hand-written PostgreSQL unique-row lock, polling every this many milliseconds.
     PgRow(u64),
     /// PostgreSQL `pg_advisory_lock`.
@@ -116,6 +120,7 @@ impl Kind {
             Kind::Distlock(_) => format!("distlock {}", env!("CARGO_PKG_VERSION")),
             Kind::RedisPoll(ms) => format!("SET NX PX + EVALSHA, {ms} ms poll"),
             Kind::RsLock => format!("rslock {}", crate_versions("rslock").join("/")),
+            Kind::RedisScriptFloor => "acquire.lua/release.lua floor, bare EVALSHA".to_owned(),
             Kind::PgRow(ms) => format!("INSERT ON CONFLICT/DELETE, {ms} ms poll"),
             Kind::PgAdvisory => "pg_advisory_lock".to_owned(),
             Kind::PgFloor => "INSERT/DELETE floor, no polling".to_owned(),
@@ -138,13 +143,15 @@ impl Kind {
             Kind::RsLock => ROLE_LIBRARY,
             Kind::RedisPoll(_) | Kind::PgRow(_) | Kind::MySqlRow(_) => "hand-written lock",
             Kind::PgAdvisory | Kind::MySqlGetLock => "server's built-in lock",
-            Kind::PgFloor | Kind::ZkFloor | Kind::PgNotifyFloor => "floor (no lock semantics)",
+            Kind::PgFloor | Kind::ZkFloor | Kind::PgNotifyFloor | Kind::RedisScriptFloor => {
+                "floor (no lock semantics)"
+            }
         }
     }
 
     /// Whether it takes part in the contention sweep: the uncontended floors cannot wait.
     pub fn contends(self) -> bool {
-        !matches!(self, Kind::PgFloor | Kind::ZkFloor)
+        !matches!(self, Kind::PgFloor | Kind::ZkFloor | Kind::RedisScriptFloor)
     }
 
     /// Whether it takes part in the uncontended latency scenario: the handoff floor does
@@ -157,7 +164,7 @@ impl Kind {
     pub fn backend(self) -> &'static str {
         match self {
             Kind::Distlock(backend) => backend,
-            Kind::RedisPoll(_) | Kind::RsLock => "redis",
+            Kind::RedisPoll(_) | Kind::RsLock | Kind::RedisScriptFloor => "redis",
             Kind::PgRow(_) | Kind::PgAdvisory | Kind::PgFloor | Kind::PgNotifyFloor => "postgres",
             Kind::MySqlGetLock | Kind::MySqlRow(_) => "mysql",
             Kind::ZkFloor => "zookeeper",
@@ -204,6 +211,7 @@ pub fn all_kinds() -> Vec<Kind> {
     kinds.extend([
         Kind::RedisPoll(1),
         Kind::RsLock,
+        Kind::RedisScriptFloor,
         Kind::PgRow(1),
         Kind::PgAdvisory,
         Kind::PgFloor,
@@ -268,6 +276,7 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
             Arc::new(RedisPollLock::connect(&servers.redis, name, Duration::from_millis(ms)).await?)
         }
         Kind::RsLock => Arc::new(RsLock::new(&servers.redis, name)),
+        Kind::RedisScriptFloor => Arc::new(RedisScriptFloor::connect(&servers.redis, name).await?),
         Kind::PgRow(ms) => {
             pg::ensure_table(&servers.postgres).await?;
             Arc::new(
