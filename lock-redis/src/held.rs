@@ -9,24 +9,27 @@ use lock_core::backend::HeldLock;
 use crate::keys::LockKeys;
 use crate::node::Node;
 
-/// A hold on one master: the key and the token it must still contain.
+/// A hold on one master: the lock key and the token it must still contain. The other keys of
+/// the name derive from the lock key when a release needs them, so a hold keeps one key, not
+/// five (holds are many; releases are one each).
 #[derive(Debug)]
 pub(crate) struct SingleHeld {
     pub(crate) node: Node,
-    pub(crate) keys: LockKeys,
-    pub(crate) token: String,
+    pub(crate) lock: Box<str>,
+    pub(crate) token: Box<str>,
 }
 
 #[async_trait]
 impl HeldLock for SingleHeld {
     async fn release(&self) -> Result<bool> {
-        let released = self.node.release(&self.keys, &self.token).await;
+        let keys = LockKeys::of_lock(self.lock.to_string());
+        let released = self.node.release(&keys, &self.token).await;
         released.map_err(|error| error.with_operation("release"))
     }
 
     async fn renew(&self, lease: Duration) -> Result<bool> {
         self.node
-            .renew(&self.keys, &self.token, lease)
+            .renew(&self.lock, &self.token, lease)
             .await
             .map_err(|error| error.with_operation("renew"))
     }

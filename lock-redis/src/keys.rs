@@ -23,7 +23,12 @@ pub(crate) struct LockKeys {
 impl LockKeys {
     /// The keys for `name` under `prefix` (already checked by [`validate_prefix`]).
     pub(crate) fn new(prefix: &str, name: &LockName) -> Self {
-        let tag = format!("{{{prefix}:{}}}", escape(name.as_str()));
+        Self::of_lock(format!("{{{prefix}:{}}}", escape(name.as_str())))
+    }
+
+    /// The keys of the lock whose key (its hash tag, `{PREFIX:NAME}`) is `tag`: what a hold
+    /// keeps, instead of all five keys.
+    pub(crate) fn of_lock(tag: String) -> Self {
         Self {
             fence: format!("{tag}:fence"),
             channel: format!("{tag}:released"),

@@ -105,14 +105,9 @@ impl Node {
     /// Runs the renew script: `true` when the lease was extended, `false` when not ours. The
     /// renewals of this master's holds asked for within a few milliseconds of each other go
     /// out together, as one round trip (see [`renewals`]).
-    pub(crate) async fn renew(
-        &self,
-        keys: &LockKeys,
-        token: &str,
-        lease: Duration,
-    ) -> Result<bool> {
+    pub(crate) async fn renew(&self, lock: &str, token: &str, lease: Duration) -> Result<bool> {
         let (link, round_trips) = (self.link.clone(), Arc::clone(&self.renewal_round_trips));
-        let renewal = renewals::renewal(&keys.lock, token, lease);
+        let renewal = renewals::renewal(lock, token, lease);
         let run = move |batch| {
             round_trips.fetch_add(1, Ordering::Relaxed);
             renewals::renew_all(link, batch)

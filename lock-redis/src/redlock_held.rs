@@ -53,7 +53,7 @@ impl HeldLock for RedlockHeld {
         let calls = self
             .nodes
             .iter()
-            .map(|node| bounded(limit, node.renew(&self.keys, &self.token, asked)));
+            .map(|node| bounded(limit, node.renew(&self.keys.lock, &self.token, asked)));
         let quorum = quorum(self.nodes.len());
         let against = self.nodes.len() - quorum;
         let answers = until_decided(calls, |answers| {

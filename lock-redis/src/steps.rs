@@ -112,8 +112,8 @@ impl LockSteps for Single {
             Attempt::Granted(fence) => {
                 let held = SingleHeld {
                     node: self.node.clone(),
-                    keys: attempt.keys.clone(),
-                    token: attempt.token.clone(),
+                    lock: attempt.keys.lock.as_str().into(),
+                    token: attempt.token.as_str().into(),
                 };
                 return Ok(Try::Granted(Grant::new(fence, Arc::new(held), sent)));
             }
