@@ -47,6 +47,9 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
         });
     }
     for backend in ["redis", "postgres", "mysql"] {
+        if !ctx.wants(backend) {
+            continue;
+        }
         for ms in [1000u64, 5000] {
             settings.push(Setting {
                 backend,

@@ -48,6 +48,9 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
         None,
     )];
     for backend in ["redis", "postgres", "mysql"] {
+        if !ctx.wants(backend) {
+            continue;
+        }
         settings.push((backend, ctx.servers.url(backend), Some(LEASE)));
     }
     for (backend, url, lease) in settings {

@@ -59,6 +59,9 @@ pub fn window(quick: bool) -> Window {
 pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     let (counts, window) = (counts(ctx.quick), window(ctx.quick));
     for backend in ["redis", "zookeeper", "postgres", "mysql"] {
+        if !ctx.wants(backend) {
+            continue;
+        }
         for &count in &counts {
             match measure(&ctx.servers, backend, count, window).await {
                 Ok(record) => ctx.push(record),
