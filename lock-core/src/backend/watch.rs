@@ -129,7 +129,9 @@ impl Watch {
             None => Some(LostCause::LeaseExpired),
             Some(Ok(true)) => {
                 self.at_limit = length < before;
-                self.next_renewal = now + length / 3;
+                // The lease's length, not this renewal's: an extend that ended while this
+                // renewal was in flight, and found the watch renewing, set the newer one.
+                self.next_renewal = now + self.lease.length() / 3;
                 None
             }
             Some(Ok(false)) => Some(LostCause::NotOwner),
