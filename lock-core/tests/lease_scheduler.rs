@@ -1,5 +1,6 @@
-//! The lease scheduler: one task per service watches every hold, renewing each on its own
-//! timeline, and survives the runtime it started on.
+//! The lease scheduler: one task per service watches every hold, renews each before its lease
+//! ends (the holds of a service together, in one batch), and survives the runtime it started
+//! on.
 
 use std::time::Duration;
 
@@ -46,7 +47,7 @@ async fn a_thousand_holds_cost_no_task_each() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn every_hold_is_renewed_on_its_own_timeline() {
+async fn renewed_holds_live_on_and_unrenewed_ones_end() {
     let lock = MemoryLock::new();
     let renewed = hold_many(&lock, "renewed", 200, &lease(300, true)).await;
     tokio::time::sleep(Duration::from_millis(150)).await;
@@ -60,6 +61,38 @@ async fn every_hold_is_renewed_on_its_own_timeline() {
     );
     let left = lock.lease_left(renewed[0].name()).unwrap_or_default();
     assert!(left > Duration::from_millis(100), "lease left: {left:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn holds_granted_at_scattered_times_come_to_renew_together() {
+    let lock = MemoryLock::new();
+    let options = lease(3000, true);
+    let mut guards = Vec::new();
+    // Granted over the first 300 ms of a one-second renewal period.
+    for batch in 0..10 {
+        guards.extend(hold_many(&lock, &format!("scattered/{batch}"), 10, &options).await);
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    let mut lease_ends: Vec<Duration> = guards
+        .iter()
+        .map(|guard| lock.lease_left(guard.name()).unwrap_or_default())
+        .collect();
+    lease_ends.sort();
+    lease_ends.dedup();
+    assert_eq!(
+        lease_ends.len(),
+        1,
+        "100 holds renewed at {} different instants: {lease_ends:?}",
+        lease_ends.len()
+    );
+    assert!(
+        guards.iter().all(|guard| !guard.is_lost()),
+        "a hold was lost"
+    );
+    for guard in guards {
+        guard.release().await.expect("release");
+    }
 }
 
 #[test]

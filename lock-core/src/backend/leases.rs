@@ -3,7 +3,10 @@
 //!
 //! A grant or a release touches the table under a short lock and wakes the task only when the
 //! new hold is due before anything the task already waits for. Renewals run as tasks of their
-//! own while in flight; a backend gathers them into batches ([`Gather`](super::Gather)).
+//! own while in flight; a backend gathers them into batches ([`Gather`](super::Gather)). When
+//! a renewal falls due, every hold whose renewal would fall due within the next half period
+//! goes with it, so a service's holds renew together: one batch per renewal period however
+//! scattered their grants were.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
@@ -139,7 +142,8 @@ impl Shared {
                 Some(Due::Until(_)) | None => {}
             }
         }
-        for &(id, length) in &renewals {
+        let early = table.early(now, &renewals);
+        for &(id, length) in renewals.iter().chain(&early) {
             if let Some(renewal) = table.renewal(id, length) {
                 tokio::spawn(renewal.run(Arc::downgrade(self), id));
             }
@@ -208,6 +212,35 @@ impl Table {
             self.timeline.insert((at, id));
         }
         Some(due)
+    }
+
+    /// The holds to renew now beside `due`, the renewals due now: those whose own renewal
+    /// comes within the early window ([`Watch::renew_early`]), looked for up to a sixth of the
+    /// longest lease among `due` ahead. Each is taken off the timeline: its renewal's end
+    /// schedules it again.
+    fn early(&mut self, now: Instant, due: &[(u64, Duration)]) -> Vec<(u64, Duration)> {
+        let Some(longest) = due.iter().map(|&(_, length)| length).max() else {
+            return Vec::new();
+        };
+        let horizon = now + longest / 6;
+        let ahead: Vec<u64> = (self.timeline)
+            .range(..=(horizon, u64::MAX))
+            .map(|&(_, id)| id)
+            .collect();
+        let mut early = Vec::new();
+        for id in ahead {
+            let Some(entry) = self.watches.get_mut(&id) else {
+                continue;
+            };
+            let Some(length) = entry.watch.renew_early(now) else {
+                continue;
+            };
+            if let Some(at) = entry.due.take() {
+                self.timeline.remove(&(at, id));
+            }
+            early.push((id, length));
+        }
+        early
     }
 
     /// Marks watch `id` renewing and says what the renewal needs.
