@@ -162,58 +162,16 @@ async fn cancelled_connects_leave_no_connections_behind() {
     again.release().await.expect("release");
 }
 
-/// The renewals of one service's holds falling due together take one `UPDATE`, not one each.
+/// See [`support::renewal_cases`].
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn holds_of_one_service_renew_in_one_statement() {
-    const HOLDS: usize = 40;
+async fn holds_of_one_service_renew_in_one_statement_per_period() {
     let Some(url) = url() else { return };
-    // A connection per hold: the acquisitions run at once, as the renewals are meant to.
-    let lock = SqlLock::builder(&url)
-        .pool_size(HOLDS as u32)
-        .connect()
-        .await
-        .expect("connect");
-    let lease = scaled_ms(900);
-    let options = AcquireOptions::builder()
-        .wait(scaled_ms(5000))
-        .lease(lease)
-        .auto_renew(true)
-        .build()
-        .expect("valid options");
-    // Taken together, so their renewals fall due within a few milliseconds of each other: a
-    // first round opens the connections, the second holds.
-    let names: Vec<_> = (0..HOLDS).map(|_| unique("batched-renewals")).collect();
-    let take_all = || {
-        futures_util::future::join_all(names.iter().map(|name| {
-            let (lock, options) = (&lock, &options);
-            async move { lock.acquire_with_options(name, options).await }
-        }))
-    };
-    for guard in take_all().await {
-        let guard = guard.expect("acquire").expect("free name");
-        guard.release().await.expect("release");
-    }
-    let guards: Vec<_> = take_all()
-        .await
-        .into_iter()
-        .map(|guard| guard.expect("acquire").expect("free name"))
-        .collect();
-    // Three renewal periods (a third of the lease each): a statement per renewal would be 120.
-    let before = lock
-        .renewal_statements()
-        .expect("PostgreSQL gathers renewals");
-    tokio::time::sleep(lease).await;
-    let statements = lock.renewal_statements().unwrap_or_default() - before;
-    eprintln!("{statements} statements for {HOLDS} holds over three renewal periods");
-    assert!(
-        guards.iter().all(|guard| !guard.is_lost()),
-        "a hold was lost"
-    );
-    assert!(
-        (2..HOLDS as u64).contains(&statements),
-        "{statements} statements for {HOLDS} holds over three renewal periods"
-    );
-    for guard in guards {
-        guard.release().await.expect("release");
-    }
+    support::renewal_cases::holds_of_one_service_renew_in_one_statement_per_period(&url).await;
+}
+
+/// See [`support::renewal_cases`].
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hold_lost_in_a_batch_is_told_apart() {
+    let Some(url) = url() else { return };
+    support::renewal_cases::a_hold_lost_in_a_batch_is_told_apart(&url).await;
 }

@@ -59,6 +59,7 @@ pub(crate) struct Waiting {
     /// Whether to place or refresh the entry if the lock is held.
     pub(crate) place: bool,
     /// Whether an earlier try may have placed the entry.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) placed: bool,
 }
 
@@ -150,6 +151,8 @@ fn choose_tls_provider() {
 mod admin;
 pub(crate) mod claim_rows;
 mod privileges;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod renewals;
 mod schema;
 mod waiters;
 
@@ -180,6 +183,10 @@ impl Db {
 
     /// After the pool timed out getting a connection: one connection made directly, whose
     /// error says why (refused, wrong protocol, bad credentials) where the pool's does not.
+    #[cfg_attr(
+        not(any(feature = "postgres", feature = "mysql")),
+        allow(unused_variables)
+    )]
     pub(crate) async fn diagnose(&self, timeout: Duration) -> Option<SqlError> {
         match *self {
             #[cfg(feature = "postgres")]
@@ -279,12 +286,14 @@ impl Db {
         dispatch!(self, db => db.renew(name, owner, lease).await)
     }
 
-    /// How many statements renewals have taken, where they are gathered (PostgreSQL).
+    /// How many statements renewals have taken, where they are gathered (PostgreSQL, MySQL).
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) fn renewal_statements(&self) -> Option<u64> {
         match self {
             #[cfg(feature = "postgres")]
             Db::Postgres(db) => Some(db.renewal_statements()),
+            #[cfg(feature = "mysql")]
+            Db::MySql(db) => Some(db.renewal_statements()),
             #[allow(unreachable_patterns)]
             _ => None,
         }

@@ -10,12 +10,16 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError};
 use sqlx::pool::PoolConnection;
 
 mod admin;
+mod renewals;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::pool::Stash;
+use super::renewals::Renewals;
 use super::{Attempt, Owner, Schema, Waiting, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
+use renewals::MyRenewer;
+use std::sync::Arc;
 
 const MICROSECOND: Duration = Duration::from_micros(1);
 
@@ -34,7 +38,8 @@ const COLUMN_ACCESS_DENIED: u16 = 1143;
 #[derive(Debug)]
 pub(crate) struct MyDb {
     claims: ClaimStatements,
-    pool: Stash<sqlx::MySql>,
+    pool: Arc<Stash<sqlx::MySql>>,
+    renewals: Renewals<MyRenewer>,
     options: MySqlConnectOptions,
     timeout: Duration,
     sql: Statements,
@@ -46,7 +51,6 @@ struct Statements {
     acquire: sqlx::SqlStr,
     peek: sqlx::SqlStr,
     release: sqlx::SqlStr,
-    renew: sqlx::SqlStr,
     wait_register: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
     inspect: sqlx::SqlStr,
@@ -60,8 +64,16 @@ impl MyDb {
     pub(crate) fn new(config: &Settings) -> Result<Self> {
         let options = MySqlConnectOptions::from_str(&config.driver_url)
             .map_err(|e| invalid_url("MySQL", e))?;
-        let pool = Stash::new(super::pool::pool_options(config).connect_lazy_with(options.clone()));
+        let pool = Arc::new(Stash::new(
+            super::pool::pool_options(config).connect_lazy_with(options.clone()),
+        ));
         let table = &config.table;
+        let renewer = MyRenewer {
+            pool: Arc::clone(&pool),
+            renew_all: statement(include_str!("../../sql/mysql/renew_all.sql"), table, ""),
+            renewed: statement(include_str!("../../sql/mysql/renewed.sql"), table, ""),
+            timeout: config.service.operation_timeout,
+        };
         let sql = Statements {
             schema: Schema::new(
                 [
@@ -82,7 +94,6 @@ impl MyDb {
             acquire: statement(include_str!("../../sql/mysql/acquire.sql"), table, ""),
             peek: statement(include_str!("../../sql/mysql/peek.sql"), table, ""),
             release: statement(include_str!("../../sql/mysql/release.sql"), table, ""),
-            renew: statement(include_str!("../../sql/mysql/renew.sql"), table, ""),
             wait_register: statement(include_str!("../../sql/mysql/wait_register.sql"), table, ""),
             wait_leave: statement(include_str!("../../sql/mysql/wait_leave.sql"), table, ""),
             inspect: statement(include_str!("../../sql/mysql/inspect.sql"), table, ""),
@@ -101,6 +112,7 @@ impl MyDb {
                 "",
             ),
             pool,
+            renewals: Renewals::new(renewer),
             options,
             timeout: config.service.operation_timeout,
             sql,
@@ -200,21 +212,21 @@ impl MyDb {
         Ok(settle(conn, result)?.rows_affected() == 1)
     }
 
+    /// How many statements the renewals of this service's holds have taken.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub(crate) fn renewal_statements(&self) -> u64 {
+        self.renewals.statements()
+    }
+
+    /// Extends our live hold of `name`, gathered with the renewals of this service's other
+    /// holds into one `UPDATE` (see [`Renewals`]).
     pub(crate) async fn renew(
         &self,
         name: &str,
         owner: Owner,
         lease: Duration,
     ) -> Result<bool, SqlError> {
-        let mut conn = self.pool.acquire().await?;
-        let query = sqlx::query(self.sql.renew.clone())
-            .bind(whole(lease, MICROSECOND))
-            .bind(name.as_bytes())
-            .bind(owner.as_bytes());
-        let result = timed(self.timeout, query.execute(&mut *conn)).await;
-        let renewed = settle(&mut conn, result)?.rows_affected() == 1;
-        self.pool.reuse(conn);
-        Ok(renewed)
+        self.renewals.renew(name, owner, lease).await
     }
 
     pub(crate) async fn register(

@@ -13,14 +13,13 @@ mod renewals;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::pool::Stash;
+use super::renewals::Renewals;
 use super::{Attempt, Owner, Schema, Waiting, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
 use crate::waiting::ENTRY_LIFETIME;
-use lock_core::backend::Gather;
-use renewals::{Renewal, Renewer};
+use renewals::PgRenewer;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 const MICROSECOND: Duration = Duration::from_micros(1);
 
@@ -36,10 +35,7 @@ const INSUFFICIENT_PRIVILEGE: &str = "42501";
 pub(crate) struct PgDb {
     claims: ClaimStatements,
     pool: Arc<Stash<sqlx::Postgres>>,
-    renewals: Gather<Renewal, Result<bool, SqlError>>,
-    renewer: Renewer,
-    /// Statements the renewals have taken.
-    renewal_statements: Arc<AtomicU64>,
+    renewals: Renewals<PgRenewer>,
     options: PgConnectOptions,
     channel: String,
     connect_timeout: Duration,
@@ -69,7 +65,7 @@ impl PgDb {
         let pool = Arc::new(Stash::new(
             super::pool::pool_options(config).connect_lazy_with(options.clone()),
         ));
-        let renewer = Renewer {
+        let renewer = PgRenewer {
             pool: Arc::clone(&pool),
             sql: statement(
                 include_str!("../../sql/postgres/renew_all.sql"),
@@ -136,9 +132,7 @@ impl PgDb {
                 table,
             ),
             pool,
-            renewals: Gather::new(renewals::GATHER),
-            renewer,
-            renewal_statements: Arc::default(),
+            renewals: Renewals::new(renewer),
             options,
             channel: table.as_str().to_owned(),
             connect_timeout: config.service.connect_timeout,
@@ -260,32 +254,18 @@ impl PgDb {
     /// How many statements the renewals of this service's holds have taken.
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) fn renewal_statements(&self) -> u64 {
-        self.renewal_statements.load(Ordering::Relaxed)
+        self.renewals.statements()
     }
 
-    /// Extends our live hold of `name`: gathered with the renewals of this service's other
-    /// holds asked for within a few milliseconds, into one `UPDATE` (see [`renewals`]).
+    /// Extends our live hold of `name`, gathered with the renewals of this service's other
+    /// holds into one `UPDATE` (see [`Renewals`]).
     pub(crate) async fn renew(
         &self,
         name: &str,
         owner: Owner,
         lease: Duration,
     ) -> Result<bool, SqlError> {
-        let renewal = Renewal {
-            name: name.to_owned(),
-            owner,
-            lease_us: whole(lease, MICROSECOND),
-        };
-        let (renewer, statements) = (self.renewer.clone(), Arc::clone(&self.renewal_statements));
-        let outcome = self.renewals.submit(renewal, move |batch| {
-            statements.fetch_add(1, Ordering::Relaxed);
-            renewer.renew_all(batch)
-        });
-        outcome.await.unwrap_or_else(|| {
-            Err(SqlError::Sqlx(sqlx::Error::Protocol(
-                "the renewal batch ended without an answer".to_owned(),
-            )))
-        })
+        self.renewals.renew(name, owner, lease).await
     }
 
     pub(crate) async fn register(

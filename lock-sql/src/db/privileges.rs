@@ -21,6 +21,7 @@ pub(crate) struct Probe {
 /// For each table, the privileges the lock service needs and a column its statements update.
 /// The lock and claim rows are never deleted (release keeps the fencing counter); waiter
 /// entries are.
+#[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
 fn needs(table: &TableName) -> [(String, &'static [&'static str], &'static str); 3] {
     const KEEP: &[&str] = &["SELECT", "INSERT", "UPDATE"];
     const ALL: &[&str] = &["SELECT", "INSERT", "UPDATE", "DELETE"];
@@ -32,6 +33,7 @@ fn needs(table: &TableName) -> [(String, &'static [&'static str], &'static str);
 }
 
 /// The checks for `table` and its companions, identifiers quoted with `quote`.
+#[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
 pub(crate) fn probes(table: &TableName, quote: char) -> Vec<Probe> {
     let mut probes = Vec::new();
     for (name, privileges, column) in needs(table) {

@@ -64,6 +64,7 @@ impl Schema {
 
     /// Ends the step with the privileges check, identifiers quoted with `quote`; `denied`
     /// tells the server's "permission denied" among errors.
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     pub(crate) fn checking_privileges(
         mut self,
         table: &TableName,

@@ -4,6 +4,7 @@
 pub(crate) mod accounts;
 pub(crate) mod admin_cases;
 pub(crate) mod cases;
+pub(crate) mod renewal_cases;
 pub(crate) mod tls;
 
 /// Expands to one named test per SQL-specific case in [`cases`] and [`admin_cases`], for the target that `$target`
