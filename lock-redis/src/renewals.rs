@@ -12,10 +12,6 @@ use crate::error::BACKEND;
 use crate::invocation::{RENEW, millis};
 use crate::link::Link;
 
-/// How long a renewal waits for others to share its round trip: a renewal is due with two
-/// thirds of its lease left, so this costs the lease nothing that matters.
-pub(crate) const GATHER: Duration = Duration::from_millis(5);
-
 /// One hold's renewal: its lock key, owner token, and the lease in ms.
 #[derive(Debug)]
 pub(crate) struct Renewal {
@@ -28,7 +24,7 @@ pub(crate) struct Renewal {
 pub(crate) type Renewals = Arc<Gather<Renewal, Result<bool>>>;
 
 pub(crate) fn renewals() -> Renewals {
-    Arc::new(Gather::new(GATHER))
+    Arc::new(Gather::renewals())
 }
 
 /// Runs the renew script for every renewal in one round trip on a single server (a pipeline),

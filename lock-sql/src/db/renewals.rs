@@ -14,10 +14,6 @@ use lock_core::backend::Gather;
 use crate::db::{Owner, whole};
 use crate::error::SqlError;
 
-/// How long a renewal waits for others to share its statement: a renewal is due with two
-/// thirds of its lease left, so this costs the lease nothing that matters.
-const GATHER: Duration = Duration::from_millis(5);
-
 /// One hold's renewal: its name, owner token and lease in microseconds.
 #[derive(Debug)]
 pub(crate) struct Renewal {
@@ -48,7 +44,7 @@ pub(crate) struct Renewals<R> {
 impl<R: RenewAll> Renewals<R> {
     pub(crate) fn new(renewer: R) -> Self {
         Self {
-            gather: Gather::new(GATHER),
+            gather: Gather::renewals(),
             renewer,
             statements: Arc::default(),
         }
