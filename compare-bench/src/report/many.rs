@@ -58,6 +58,7 @@ pub(super) fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
                 r.text("memory_source").unwrap_or("not measured").to_owned(),
                 client_memory(r),
                 cell(r, "server_requests_per_renewal_period"),
+                cell(r, "round_trips_per_renewal_period"),
                 cell(r, "client_cpu_ms_per_s"),
                 cell(r, "lost_while_holding"),
             ]
@@ -75,15 +76,18 @@ pub(super) fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
          flight), taken with a {lease} lease. Memory per held lock = (reading while held - \
          reading before) / N, on the server (its own accounting) and in the client (heap bytes \
          live, counted by the allocator; from {MIN_HELD_FOR_CLIENT_MEMORY} holds up, below which the rest of the \
-         process's allocations outweigh them). Then the holds are kept for one renewal period (a \
-         third of the lease) while nothing else runs: the requests the server counted, the client's CPU, and holds lost by the end. \
+         process's allocations outweigh them). Then the holds are kept for two renewal periods \
+         (a third of the lease each) while nothing else runs: the requests the server counted, the round \
+         trips the client's renewals took (counted by the client: a pipeline of renew scripts \
+         on Redis, a statement on SQL), the client's CPU, and holds lost by the end. The lease \
+         scheduler sends a renewal falling due together with every hold of the service due \
+         within half a period, so holds taken at scattered times renew together. \
          ZooKeeper renews nothing (the session keeps the holds): distlock confirms the session \
          every third of its timeout to bound how long it trusts the holds, with one request \
          shared by the holds asking within 1 % of the timeout, so its requests do not grow with \
-         N. Redis pipelines the renewals gathered within 5 ms: the server still counts one \
-         script call per hold, over far fewer round trips. PostgreSQL gathers the renewals asked \
-         for within 5 ms into one UPDATE; MySQL renews each hold with a statement of its \
-         own.\n\n![many](many.svg)\n\n{}\n",
+         N. A renewal waits for others until 5 ms pass without one (500 ms at most), and the \
+         batch goes out as one round trip: Redis pipelines it (the server still counts one \
+         script call per hold), PostgreSQL and MySQL send one UPDATE.\n\n![many](many.svg)\n\n{}\n",
         table(
             &[
                 "backend",
@@ -93,6 +97,7 @@ pub(super) fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
                 "memory source",
                 "client bytes/lock",
                 "server requests/period",
+                "client round trips/period",
                 "client CPU ms/s",
                 "lost",
             ],

@@ -1,7 +1,6 @@
 //! What keeping many locks held costs: the requests the server serves to keep the holds alive,
-//! and the client's CPU, measured over a window of whole renewal periods while nothing else
-//! runs. (The client's round trips per period are not counted yet: its socket writes are
-//! `send(2)` calls, which `/proc/self/io` does not count.)
+//! the round trips the client's renewals take (where the backend counts them), and the
+//! client's CPU, measured over a window of whole renewal periods while nothing else runs.
 
 use std::time::Duration;
 
@@ -10,6 +9,7 @@ use lock_core::LockGuard;
 use crate::BenchResult;
 use crate::cpu::process_cpu;
 use crate::record::Record;
+use crate::scenarios::counted::Counted;
 use crate::scenarios::waiting::server_counter;
 use crate::servers::Servers;
 
@@ -33,7 +33,8 @@ impl Window {
 }
 
 /// Holds `guards` for `window`, adding to `record` the server's requests per renewal period and
-/// per held lock, the client's CPU, and how many holds were lost by the end.
+/// per held lock, the renewal round trips per period of `service` (where counted), the
+/// client's CPU, and how many holds were lost by the end.
 ///
 /// # Cancel safety
 ///
@@ -47,14 +48,17 @@ pub async fn measure(
     backend: &str,
     guards: &[LockGuard],
     window: Window,
+    service: &Counted,
     mut record: Record,
 ) -> BenchResult<Record> {
     let held = guards.len().max(1) as f64;
     let seconds = (window.period() * window.periods).as_secs_f64();
     let requests_before = server_counter(servers, backend).await?;
+    let round_trips_before = service.round_trips();
     let cpu_before = process_cpu();
     tokio::time::sleep(window.period() * window.periods).await;
     let cpu_after = process_cpu();
+    let round_trips_after = service.round_trips();
     let requests = server_counter(servers, backend)
         .await?
         .saturating_sub(requests_before);
@@ -74,6 +78,10 @@ pub async fn measure(
             "lost_while_holding",
             guards.iter().filter(|g| g.is_lost()).count() as u64,
         );
+    if let (Some(before), Some(after)) = (round_trips_before, round_trips_after) {
+        let round_trips = after.saturating_sub(before) as f64;
+        record = record.with("round_trips_per_renewal_period", round_trips / periods);
+    }
     if let (Some(before), Some(after)) = (cpu_before, cpu_after) {
         let busy = after.saturating_sub(before).as_secs_f64();
         record = record.with("client_cpu_ms_per_s", busy * 1e3 / seconds);

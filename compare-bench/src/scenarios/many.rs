@@ -2,6 +2,7 @@
 //! throughput, the server's and the client's memory per held lock, and what keeping the holds
 //! alive costs (requests and round trips per renewal period, client CPU).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::{StreamExt, stream};
@@ -11,6 +12,7 @@ use crate::BenchResult;
 use crate::counters;
 use crate::heap::live_bytes;
 use crate::record::Record;
+use crate::scenarios::counted::Counted;
 use crate::scenarios::holding::{self, Window};
 use crate::scenarios::{Ctx, fresh_name};
 use crate::servers::Servers;
@@ -35,14 +37,14 @@ pub fn counts(quick: bool) -> Vec<usize> {
 }
 
 /// The lease the holds are taken with, how long taking them may last, and how long they are
-/// kept: one renewal period.
+/// kept: two renewal periods (one alone may end just before a renewal it should count).
 pub fn window(quick: bool) -> Window {
     let lease = Duration::from_secs(if quick { 3 } else { 30 });
     let reach = Duration::from_secs(if quick { 60 } else { 120 });
     Window {
         lease,
         reach,
-        periods: 1,
+        periods: 2,
     }
 }
 
@@ -115,7 +117,8 @@ async fn measure(
         ),
         _ => format!("{}?{lease}", servers.url(backend)),
     };
-    let lock = distlock::connect(&url).await?;
+    let counted = Counted::connect(backend, &url).await?;
+    let lock = Arc::clone(&counted.lock);
     let prefix = fresh_name(ID);
     // The table exists (empty) before the first reading.
     lock.acquire(format!("{prefix}/warm"))
@@ -172,7 +175,7 @@ async fn measure(
         let client_per_lock = (heap_after as f64 - heap_before as f64) / count as f64;
         record = record.with("client_bytes_per_lock", client_per_lock.round());
     }
-    let record = holding::measure(servers, backend, &guards, window, record).await?;
+    let record = holding::measure(servers, backend, &guards, window, &counted, record).await?;
     // A hold lost in the window fails its release; the others must all succeed.
     let lost = guards.iter().filter(|guard| guard.is_lost()).count();
     let failed = release_all(guards).await;

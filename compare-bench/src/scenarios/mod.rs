@@ -2,6 +2,7 @@
 //! how to open one client of each.
 
 pub mod contention;
+pub mod counted;
 pub mod crash;
 pub mod election;
 pub mod failover;
