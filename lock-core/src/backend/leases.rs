@@ -186,14 +186,17 @@ impl Table {
     /// puts it first in line and wakes the task if its timer is set for later.
     fn schedule(&mut self, id: u64, now: Instant, wake: &Notify) {
         let at = match self.step(id, now) {
+            // `step` timed it.
             Some(Due::Until(at)) => at,
-            Some(_) => now,
+            Some(_) => {
+                if let Some(entry) = self.watches.get_mut(&id) {
+                    entry.due = Some(now);
+                }
+                self.timeline.insert((now, id));
+                now
+            }
             None => return,
         };
-        if let Some(entry) = self.watches.get_mut(&id) {
-            entry.due = Some(at);
-        }
-        self.timeline.insert((at, id));
         if self.armed.is_none_or(|armed| at < armed) {
             self.armed = Some(at);
             wake.notify_one();
