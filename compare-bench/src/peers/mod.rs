@@ -5,6 +5,7 @@ pub mod mysql;
 pub mod pg;
 pub mod pg_floor;
 pub mod pg_notify_floor;
+pub mod pg_statement_floor;
 pub mod redis_poll;
 pub mod redis_script_floor;
 pub mod redis_zset;

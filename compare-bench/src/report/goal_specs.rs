@@ -67,7 +67,8 @@ const REDIS_FLOOR: Pick = row("latency", 1, &["set nx"]);
 /// distlock's own Redis scripts from a bare client: the server work of distlock's pair.
 const REDIS_SCRIPT_FLOOR: Pick = row("latency", 1, &["acquire.lua"]);
 const ZK_FLOOR: Pick = row("latency", 1, &["create+delete floor"]);
-const PG_FLOOR: Pick = row("latency", 1, &["insert/delete floor"]);
+/// distlock's own PostgreSQL statements from a bare client: the server work of distlock's pair.
+const PG_STATEMENT_FLOOR: Pick = row("latency", 1, &["release.sql floor"]);
 /// The least a `LISTEN`/`NOTIFY` handoff costs with 32 listening clients.
 const PG_HANDOFF_FLOOR: Pick = row("contention", 32, &["handoff floor"]);
 const MYSQL_FLOOR: Pick = row("latency", 1, &["insert ignore"]);
@@ -196,7 +197,7 @@ pub const SPECS: [Spec; 21] = [
         (OURS_1, row("latency", 1, &["insert", "row"])),
         PAIRS,
         1.0,
-        PG_FLOOR,
+        PG_STATEMENT_FLOOR,
     ),
     versus(
         "postgres",

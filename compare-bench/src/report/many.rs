@@ -76,8 +76,8 @@ pub(super) fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
          flight), taken with a {lease} lease. Memory per held lock = (reading while held - \
          reading before) / N, on the server (its own accounting) and in the client (heap bytes \
          live, counted by the allocator; from {MIN_HELD_FOR_CLIENT_MEMORY} holds up, below which the rest of the \
-         process's allocations outweigh them). Then the holds are kept for two renewal periods \
-         (a third of the lease each) while nothing else runs: the requests the server counted, the round \
+         process's allocations outweigh them). Then, one renewal period (a third of the lease) \
+         after the last grant, the holds are kept for two more periods while nothing else runs: the requests the server counted, the round \
          trips the client's renewals took (counted by the client: a pipeline of renew scripts \
          on Redis, a statement on SQL), the client's CPU, and holds lost by the end. The lease \
          scheduler sends a renewal falling due together with every hold of the service due \

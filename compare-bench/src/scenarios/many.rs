@@ -27,6 +27,11 @@ const PARALLEL: usize = 16;
 /// allocations (runtime, connections) outweigh the holds.
 pub const MIN_HELD_FOR_CLIENT_MEMORY: usize = 100;
 
+/// Renewal periods between the last grant and the hold window: holds taken over more than
+/// half a period come to renew together within a period or two (see lock-core's lease
+/// scheduler), and the window measures the pace after that.
+pub const SETTLE_PERIODS: u32 = 1;
+
 /// The numbers of locks held at once.
 pub fn counts(quick: bool) -> Vec<usize> {
     if quick {
@@ -175,6 +180,7 @@ async fn measure(
         let client_per_lock = (heap_after as f64 - heap_before as f64) / count as f64;
         record = record.with("client_bytes_per_lock", client_per_lock.round());
     }
+    tokio::time::sleep(window.period() * SETTLE_PERIODS).await;
     let record = holding::measure(servers, backend, &guards, window, &counted, record).await?;
     // A hold lost in the window fails its release; the others must all succeed.
     let lost = guards.iter().filter(|guard| guard.is_lost()).count();

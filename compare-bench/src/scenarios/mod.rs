@@ -25,6 +25,7 @@ use crate::contend::{Contender, DistlockContender};
 use crate::machine::crate_versions;
 use crate::peers::pg_floor::PgFloor;
 use crate::peers::pg_notify_floor::NotifyRelay;
+use crate::peers::pg_statement_floor::PgStatementFloor;
 use crate::peers::redis_script_floor::RedisScriptFloor;
 use crate::peers::zk_floor::ZkFloor;
 use crate::peers::{mysql, pg, redis_poll::RedisPollLock, rslock_peer::RsLock};
@@ -103,6 +104,9 @@ pub enum Kind {
     PgAdvisory,
     /// The PostgreSQL floor: one `INSERT` and one `DELETE`, uncontended only.
     PgFloor,
+    /// The floor of distlock's PostgreSQL statements: lock-sql's acquire and release
+    /// statements sent by a bare client, uncontended only.
+    PgStatementFloor,
     /// The PostgreSQL handoff floor: a `pg_notify` naming the next waiter, each client
     /// listening on a connection of its own; contended only.
     PgNotifyFloor,
@@ -125,6 +129,9 @@ impl Kind {
             Kind::PgRow(ms) => format!("INSERT ON CONFLICT/DELETE, {ms} ms poll"),
             Kind::PgAdvisory => "pg_advisory_lock".to_owned(),
             Kind::PgFloor => "INSERT/DELETE floor, no polling".to_owned(),
+            Kind::PgStatementFloor => {
+                "acquire_first.sql/release.sql floor, one connection".to_owned()
+            }
             Kind::PgNotifyFloor => "pg_notify handoff floor, a listener per client".to_owned(),
             Kind::ZkFloor => format!(
                 "create+delete floor, zookeeper-client {}",
@@ -144,15 +151,20 @@ impl Kind {
             Kind::RsLock => ROLE_LIBRARY,
             Kind::RedisPoll(_) | Kind::PgRow(_) | Kind::MySqlRow(_) => "hand-written lock",
             Kind::PgAdvisory | Kind::MySqlGetLock => "server's built-in lock",
-            Kind::PgFloor | Kind::ZkFloor | Kind::PgNotifyFloor | Kind::RedisScriptFloor => {
-                "floor (no lock semantics)"
-            }
+            Kind::PgFloor
+            | Kind::PgStatementFloor
+            | Kind::ZkFloor
+            | Kind::PgNotifyFloor
+            | Kind::RedisScriptFloor => "floor (no lock semantics)",
         }
     }
 
     /// Whether it takes part in the contention sweep: the uncontended floors cannot wait.
     pub fn contends(self) -> bool {
-        !matches!(self, Kind::PgFloor | Kind::ZkFloor | Kind::RedisScriptFloor)
+        !matches!(
+            self,
+            Kind::PgFloor | Kind::PgStatementFloor | Kind::ZkFloor | Kind::RedisScriptFloor
+        )
     }
 
     /// Whether it takes part in the uncontended latency scenario: the handoff floor does
@@ -166,7 +178,11 @@ impl Kind {
         match self {
             Kind::Distlock(backend) => backend,
             Kind::RedisPoll(_) | Kind::RsLock | Kind::RedisScriptFloor => "redis",
-            Kind::PgRow(_) | Kind::PgAdvisory | Kind::PgFloor | Kind::PgNotifyFloor => "postgres",
+            Kind::PgRow(_)
+            | Kind::PgAdvisory
+            | Kind::PgFloor
+            | Kind::PgStatementFloor
+            | Kind::PgNotifyFloor => "postgres",
             Kind::MySqlGetLock | Kind::MySqlRow(_) => "mysql",
             Kind::ZkFloor => "zookeeper",
         }
@@ -216,6 +232,7 @@ pub fn all_kinds() -> Vec<Kind> {
         Kind::PgRow(1),
         Kind::PgAdvisory,
         Kind::PgFloor,
+        Kind::PgStatementFloor,
         Kind::PgNotifyFloor,
         Kind::MySqlGetLock,
         Kind::MySqlRow(1),
@@ -291,6 +308,9 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
             pg::ensure_table(&servers.postgres).await?;
             Arc::new(PgFloor::connect(&servers.postgres, name).await?)
         }
+        Kind::PgStatementFloor => {
+            Arc::new(PgStatementFloor::connect(&servers.postgres, name).await?)
+        }
         Kind::PgNotifyFloor => Arc::new(NotifyRelay::connect(&servers.postgres, name).await?),
         Kind::ZkFloor => {
             let (host, port) = host_port(&servers.zookeeper).ok_or("no ZooKeeper port")?;
@@ -364,6 +384,7 @@ pub fn parameters(quick: bool) -> serde_json::Value {
         "many_counts": many::counts(quick),
         "many_lease_ms": many::window(quick).lease.as_millis() as u64,
         "many_hold_periods": many::window(quick).periods,
+        "many_settle_periods": many::SETTLE_PERIODS,
         "many_reach_seconds": many::window(quick).reach.as_secs(),
         "redis_cluster": format!(
             "{} primaries with {} replica each on loopback, distlock through redis+cluster:// \
