@@ -33,19 +33,7 @@ lock_testkit::conformance_tests!(mysql());
 
 support::sql_cases!(target());
 
-/// See [`support::renewal_cases`].
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn holds_of_one_service_renew_in_one_statement_per_period() {
-    let Some(url) = url() else { return };
-    support::renewal_cases::holds_of_one_service_renew_in_one_statement_per_period(&url).await;
-}
-
-/// See [`support::renewal_cases`].
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hold_lost_in_a_batch_is_told_apart() {
-    let Some(url) = url() else { return };
-    support::renewal_cases::a_hold_lost_in_a_batch_is_told_apart(&url).await;
-}
+support::gathered_renewal_cases!(url());
 
 /// `mariadb://` URLs are spoken as MySQL.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -40,6 +40,30 @@ macro_rules! sql_cases {
 #[allow(unused_imports)]
 pub(crate) use sql_cases;
 
+/// Expands to one named test per case of [`renewal_cases`], for the dialects that gather
+/// renewals, on the server `$url` yields (an `Option<String>`; `None` skips).
+#[allow(unused_macros)] // the SQLite and TLS binaries do not gather renewals
+macro_rules! gathered_renewal_cases {
+    ($url:expr) => {
+        $crate::support::gathered_renewal_cases!(@each $url;
+            holds_of_one_service_renew_in_one_statement_per_period,
+            a_hold_lost_in_a_batch_is_told_apart,
+        );
+    };
+    (@each $url:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let url: Option<String> = $url;
+                let Some(url) = url else { return };
+                $crate::support::renewal_cases::$case(&url).await;
+            }
+        )*
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use gathered_renewal_cases;
+
 use lock_core::ServiceBuilder;
 use std::net::SocketAddr;
 use std::sync::Arc;
