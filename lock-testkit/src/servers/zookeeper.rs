@@ -157,6 +157,12 @@ impl ZkServer {
         let reservations = vec![PortReservation::new()?, PortReservation::new()?];
         let mut server = Self::launch(reservations, &config)?;
         server.wait_ready(|answer| answer.contains("Mode: "), "srvr")?;
+        // The secure port opens after the plaintext one already serves: a client let in
+        // between would find it closed.
+        let secure = server.tls_port.unwrap_or(0);
+        server.process.wait_ready(Duration::from_secs(30), || {
+            TcpStream::connect(("127.0.0.1", secure)).is_ok()
+        })?;
         Ok(server)
     }
 
