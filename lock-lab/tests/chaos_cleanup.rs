@@ -1,6 +1,5 @@
 //! The chaos runner leaves nothing behind a cell that could disturb the next one: the servers
-//! with a faked clock (a JVM under libfaketime keeps both cores of a small machine busy) stop
-//! when the clock-step cell ends.
+//! with a faked clock (ahead of the machine's for good) stop when the clock-step cell ends.
 
 use lock_lab::chaos::{Backend, LIBFAKETIME, Runner, Scenario};
 

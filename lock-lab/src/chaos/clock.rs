@@ -48,6 +48,10 @@ impl FakeClock {
             ("FAKETIME_TIMESTAMP_FILE", self.file.display().to_string()),
             ("FAKETIME_CACHE_DURATION", "1".to_owned()),
             ("FAKETIME_DONT_FAKE_MONOTONIC", "1".to_owned()),
+            // libfaketime turns its "monotonic fix" on by itself on this glibc; with it, a
+            // JVM's timed waits return at once, so every waiting thread spins (a ZooKeeper
+            // server takes both cores and starves the clients connecting to it).
+            ("FAKETIME_FORCE_MONOTONIC_FIX", "0".to_owned()),
         ]
         .into_iter()
         .map(|(key, value)| (key.to_owned(), value))
@@ -60,5 +64,47 @@ impl FakeClock {
         self.offset += step;
         let offset = format!("+{}\n", self.offset.as_secs());
         std::fs::write(&self.file, offset).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lock_testkit::require;
+    use lock_testkit::servers::ZkServer;
+
+    /// CPU seconds `pid` has used so far (user and system), from `/proc`.
+    fn cpu_seconds(pid: u32) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+        // Fields after the command's closing parenthesis; utime and stime are 14th and 15th.
+        let (_, rest) = stat.rsplit_once(')').expect("comm");
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: f64 =
+            fields[11].parse::<f64>().expect("utime") + fields[12].parse::<f64>().expect("stime");
+        ticks / 100.0
+    }
+
+    /// An idle server under the faked clock stays idle: a JVM whose timed waits returned at
+    /// once would spin every waiting thread and take both cores of the machine.
+    #[test]
+    fn an_idle_jvm_under_the_faked_clock_uses_no_cpu() {
+        let missing = |_| lock_testkit::ServerError::Missing {
+            server: "libfaketime",
+            binary: LIBFAKETIME.to_owned(),
+        };
+        let Some(clock) = require(FakeClock::new().map_err(missing)) else {
+            return;
+        };
+        let tick = Duration::from_millis(200);
+        let Some(mut server) = require(ZkServer::start_with_tick_and_env(tick, &clock.env()))
+        else {
+            return;
+        };
+        let pid = server.process().pid().expect("pid");
+        std::thread::sleep(Duration::from_secs(1));
+        let before = cpu_seconds(pid);
+        std::thread::sleep(Duration::from_secs(2));
+        let used = cpu_seconds(pid) - before;
+        assert!(used < 0.5, "an idle server used {used:.2} s of CPU in 2 s");
     }
 }

@@ -83,9 +83,8 @@ impl Lab {
         }
     }
 
-    /// Stops the servers with a faked clock. A JVM under libfaketime keeps both cores of a
-    /// small machine busy for as long as it runs, which would starve the cells after it (a
-    /// replica too slow to acknowledge a `WAIT`), so they live only for their cell.
+    /// Stops the servers with a faked clock: their clocks stay ahead for good, so they serve
+    /// only the clock-step cell.
     pub(crate) fn stop_faked(&mut self) {
         self.faked_postgres = None;
         self.faked_mysql = None;
