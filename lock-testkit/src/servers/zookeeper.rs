@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::dirs::server_dir;
 use super::ports::PortReservation;
-use super::process::{Launch, ServerProcess};
+use super::process::{Launch, ServerProcess, accepts};
 use super::zookeeper_tls;
 use crate::ServerError;
 use crate::tls::ServerTls;
@@ -160,9 +160,9 @@ impl ZkServer {
         // The secure port opens after the plaintext one already serves: a client let in
         // between would find it closed.
         let secure = server.tls_port.unwrap_or(0);
-        server.process.wait_ready(Duration::from_secs(30), || {
-            TcpStream::connect(("127.0.0.1", secure)).is_ok()
-        })?;
+        server
+            .process
+            .wait_ready(Duration::from_secs(30), || accepts(secure))?;
         Ok(server)
     }
 
