@@ -2,10 +2,17 @@
 //! ends (the holds of a service together, in one batch), and survives the runtime it started
 //! on.
 
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use lock_core::{AcquireOptions, DistributedLockExt, LockGuard, MemoryLock};
+use async_trait::async_trait;
+use lock_core::backend::{Grant, HeldLock, Leases};
+use lock_core::{AcquireOptions, DistributedLockExt, LockGuard, LockName, MemoryLock};
 use tokio::runtime::Handle;
+use tokio::sync::Notify;
+use tokio::time::Instant;
 
 fn lease(millis: u64, auto_renew: bool) -> AcquireOptions {
     AcquireOptions::builder()
@@ -93,6 +100,134 @@ async fn holds_granted_at_scattered_times_come_to_renew_together() {
     for guard in guards {
         guard.release().await.expect("release");
     }
+}
+
+/// A hold that records which task asked for each of its renewals, and how often another task
+/// had run by then.
+#[derive(Debug, Default)]
+struct TaskRecorder {
+    tasks: Mutex<Vec<(Option<tokio::task::Id>, u64)>>,
+    /// Woken by every renewal: counts how often it got to run.
+    ticker: Notify,
+    ticks: AtomicU64,
+}
+
+#[async_trait]
+impl HeldLock for TaskRecorder {
+    async fn release(&self) -> lock_core::Result<bool> {
+        Ok(true)
+    }
+
+    async fn renew(&self, _lease: Duration) -> lock_core::Result<bool> {
+        let asked = (tokio::task::try_id(), self.ticks.load(Ordering::Relaxed));
+        self.tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(asked);
+        self.ticker.notify_one();
+        Ok(true)
+    }
+}
+
+/// Renewals that fall due together reach the backend from one task, in one pass with no other
+/// task running in between: spawned one by one, or cut short by the runtime's budget, they
+/// would arrive over as long as the runtime takes to get to them all, and a backend gathering
+/// renewals would cut its batch at a gap.
+#[tokio::test(start_paused = true)]
+async fn renewals_due_together_are_asked_for_from_one_task() {
+    let recorder = Arc::new(TaskRecorder::default());
+    let ticker = Arc::clone(&recorder);
+    tokio::spawn(async move {
+        loop {
+            ticker.ticker.notified().await;
+            ticker.ticks.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    let leases = Leases::default();
+    let options = lease(3000, true);
+    let guards: Vec<LockGuard> = (0..1000)
+        .map(|index| {
+            let held: Arc<dyn HeldLock> = Arc::clone(&recorder) as Arc<dyn HeldLock>;
+            let name = LockName::new(format!("together/{index}")).expect("name");
+            Grant::new(1, held, Instant::now()).into_guard(name, "test", &options, &leases)
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let tasks = recorder
+        .tasks
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    assert_eq!(tasks.len(), 1000, "renewals asked for in the first period");
+    let distinct: HashSet<_> = tasks.into_iter().collect();
+    assert_eq!(
+        distinct.len(),
+        1,
+        "1000 renewals due together were asked for in {} different tasks or passes",
+        distinct.len()
+    );
+    drop(guards);
+}
+
+/// A hold whose server answers renewals `delay` after they were asked for, and records when
+/// each was asked for.
+#[derive(Debug)]
+struct SlowAnswers {
+    delay: Duration,
+    asked: Mutex<Vec<Instant>>,
+}
+
+#[async_trait]
+impl HeldLock for SlowAnswers {
+    async fn release(&self) -> lock_core::Result<bool> {
+        Ok(true)
+    }
+
+    async fn renew(&self, _lease: Duration) -> lock_core::Result<bool> {
+        self.asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Instant::now());
+        tokio::time::sleep(self.delay).await;
+        Ok(true)
+    }
+}
+
+/// Holds renew once a period however long their answers take: the next renewal counts from
+/// when the last was asked for, as the lease does. Counting from the answer would stretch the
+/// period by the round trip, and holds whose answers took different times would drift apart.
+#[tokio::test(start_paused = true)]
+async fn slow_answers_do_not_stretch_the_renewal_period() {
+    let server = Arc::new(SlowAnswers {
+        delay: Duration::from_millis(300),
+        asked: Mutex::new(Vec::new()),
+    });
+    let leases = Leases::default();
+    let options = lease(3000, true);
+    let start = Instant::now();
+    let guards: Vec<LockGuard> = (0..10)
+        .map(|index| {
+            let held: Arc<dyn HeldLock> = Arc::clone(&server) as Arc<dyn HeldLock>;
+            let name = LockName::new(format!("slow/{index}")).expect("name");
+            Grant::new(1, held, start).into_guard(name, "test", &options, &leases)
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(10_500)).await;
+    let mut asked: Vec<Duration> = (server.asked.lock())
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .map(|at| *at - start)
+        .collect();
+    asked.dedup();
+    assert_eq!(
+        asked.len(),
+        10,
+        "renewals in 10.5 s of one-second periods went out at {asked:?}"
+    );
+    assert!(
+        guards.iter().all(|guard| !guard.is_lost()),
+        "a hold was lost"
+    );
 }
 
 #[test]

@@ -2,16 +2,19 @@
 //! at-risk and lost signals), so a guard costs a table entry, not a task and its timers.
 //!
 //! A grant or a release touches the table under a short lock and wakes the task only when the
-//! new hold is due before anything the task already waits for. Renewals run as tasks of their
-//! own while in flight; a backend gathers them into batches ([`Gather`](super::Gather)). When
-//! a renewal falls due, every hold whose renewal would fall due within the next half period
-//! goes with it, so a service's holds renew together: one batch per renewal period however
-//! scattered their grants were.
+//! new hold is due before anything the task already waits for. Renewals due together run in a
+//! task of their own while in flight; a backend gathers them into batches
+//! ([`Gather`](super::Gather)). When a renewal falls due, every hold whose renewal would fall
+//! due within the next half period goes with it, so a service's holds renew together: one
+//! batch per renewal period however scattered their grants were.
 
 use std::collections::{BTreeSet, HashMap};
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
+use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt, StreamExt};
 use tokio::sync::Notify;
 use tokio::time::{Instant, sleep_until};
 
@@ -143,14 +146,15 @@ impl Shared {
             }
         }
         let early = table.early(now, &renewals);
-        for &(id, length) in renewals.iter().chain(&early) {
-            if let Some(renewal) = table.renewal(id, length) {
-                tokio::spawn(renewal.run(Arc::downgrade(self), id));
-            }
-        }
+        let flights: Vec<(u64, Renewal)> = (renewals.iter().chain(&early))
+            .filter_map(|&(id, length)| Some((id, table.renewal(id, length, now)?)))
+            .collect();
         table.armed = table.timeline.first().map(|&(at, _)| at);
         let armed = table.armed;
         drop(table);
+        if !flights.is_empty() {
+            tokio::spawn(renew_together(Arc::downgrade(self), flights));
+        }
         for (watch, cause) in losses {
             watch.fire_lost(cause);
         }
@@ -164,9 +168,7 @@ impl Shared {
         let Some(entry) = table.watches.get_mut(&id) else {
             return; // released meanwhile
         };
-        let lost = entry
-            .watch
-            .renewed(answer, renewal.length, renewal.before, now);
+        let lost = entry.watch.renewed(answer, renewal, now);
         let removed = match lost {
             Some(cause) => table.remove(id).map(|watch| (watch, cause)),
             None => {
@@ -246,8 +248,8 @@ impl Table {
         early
     }
 
-    /// Marks watch `id` renewing and says what the renewal needs.
-    fn renewal(&mut self, id: u64, length: Duration) -> Option<Renewal> {
+    /// Marks watch `id` renewing, asked for at `now`, and says what the renewal needs.
+    fn renewal(&mut self, id: u64, length: Duration, now: Instant) -> Option<Renewal> {
         let entry = self.watches.get_mut(&id)?;
         entry.watch.renewing = true;
         let watch = &entry.watch;
@@ -256,6 +258,7 @@ impl Table {
             held: Arc::clone(&watch.held),
             length,
             before: watch.lease.length(),
+            asked: now,
         })
     }
 
@@ -269,11 +272,15 @@ impl Table {
 }
 
 /// One renewal in flight.
-struct Renewal {
+pub(crate) struct Renewal {
     lease: Arc<crate::backend::lease::Lease>,
     held: Arc<dyn crate::backend::HeldLock>,
-    length: Duration,
-    before: Duration,
+    /// The lease length asked for.
+    pub(crate) length: Duration,
+    /// The lease length renewals asked for before this one.
+    pub(crate) before: Duration,
+    /// When the scheduler asked for it: the holds renewed together share it.
+    pub(crate) asked: Instant,
 }
 
 impl Renewal {
@@ -289,6 +296,20 @@ impl Renewal {
             shared.renewed(id, answer, &self);
         }
     }
+}
+
+/// Runs renewals that fell due together in one task: each reaches the backend in the task's
+/// first poll, so a backend gathering renewals ([`Gather`](super::Gather)) finds them all
+/// submitted at once, however many there are. Spawned one by one, or cut short by the
+/// runtime's cooperative budget, they would reach it over as long as the runtime takes to get
+/// to them all, and a gap would split the batch: the task runs unconstrained, since the work
+/// of one poll is bounded by the renewals due. Each renewal still runs on its own: a slow one
+/// holds none of the others back, and one that panics ends alone.
+async fn renew_together(shared: Weak<Shared>, flights: Vec<(u64, Renewal)>) {
+    let mut running: FuturesUnordered<_> = (flights.into_iter())
+        .map(|(id, renewal)| AssertUnwindSafe(renewal.run(Weak::clone(&shared), id)).catch_unwind())
+        .collect();
+    tokio::task::unconstrained(async move { while running.next().await.is_some() {} }).await;
 }
 
 /// Spawns the scheduler task on the current runtime; `false` outside one.

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::Result;
 use crate::backend::HeldLock;
 use crate::backend::lease::Lease;
+use crate::backend::leases::Renewal;
 use crate::telemetry::{self, LostCause};
 
 /// What the scheduler watches and signals for one hold.
@@ -135,23 +136,27 @@ impl Watch {
         self.next_renewal = now + self.lease.length() / 3;
     }
 
-    /// Records how a renewal that asked for `length` when renewals asked for `before` ended
-    /// (`None`: the lease ended first), at `now`; the cause when that loses the hold.
+    /// Records how `renewal` ended (`None`: the lease ended first), at `now`; the cause when
+    /// that loses the hold.
+    ///
+    /// A successful renewal's next one falls a third of the lease after it was asked for, as
+    /// the new lease counts from then: however long the answer took, the holds renewed
+    /// together stay together and renew every period, not every period plus a round trip.
     pub(crate) fn renewed(
         &mut self,
         answer: Option<Result<bool>>,
-        length: Duration,
-        before: Duration,
+        renewal: &Renewal,
         now: Instant,
     ) -> Option<LostCause> {
         self.renewing = false;
+        let length = renewal.length;
         match answer {
             None => Some(LostCause::LeaseExpired),
             Some(Ok(true)) => {
-                self.at_limit = length < before;
+                self.at_limit = length < renewal.before;
                 // The lease's length, not this renewal's: an extend that ended while this
                 // renewal was in flight, and found the watch renewing, set the newer one.
-                self.next_renewal = now + self.lease.length() / 3;
+                self.next_renewal = renewal.asked + self.lease.length() / 3;
                 None
             }
             Some(Ok(false)) => Some(LostCause::NotOwner),
