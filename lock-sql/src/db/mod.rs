@@ -277,13 +277,24 @@ impl Db {
         }
     }
 
+    /// A service renews its holds together, so as many renewals as holds can be in flight at
+    /// once. The gathered dialects' renewals are small (an item handed to the batch); SQLite's
+    /// runs a statement of its own and is boxed, so that a PostgreSQL or MySQL renewal does
+    /// not carry its size.
     pub(crate) async fn renew(
         &self,
         name: &str,
         owner: Owner,
         lease: Duration,
     ) -> Result<bool, SqlError> {
-        dispatch!(self, db => db.renew(name, owner, lease).await)
+        match self {
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => db.renew(name, owner, lease).await,
+            #[cfg(feature = "mysql")]
+            Db::MySql(db) => db.renew(name, owner, lease).await,
+            #[cfg(feature = "sqlite")]
+            Db::Sqlite(db) => Box::pin(db.renew(name, owner, lease)).await,
+        }
     }
 
     /// How many statements renewals have taken, where they are gathered (PostgreSQL, MySQL).
