@@ -16,13 +16,13 @@ fn cell(r: &Record, field: &str) -> String {
     r.number(field).map_or("n/a".into(), num)
 }
 
-/// The client's heap bytes per hold; a reading over fewer holds than
+/// The client's heap bytes per hold (`field`); a reading over fewer holds than
 /// [`MIN_HELD_FOR_CLIENT_MEMORY`] is the rest of the process's churn, not the holds.
-fn client_memory(r: &Record) -> String {
+fn client_memory(r: &Record, field: &str) -> String {
     if r.ops < MIN_HELD_FOR_CLIENT_MEMORY as u64 {
         return "n/a".into();
     }
-    cell(r, "client_bytes_per_lock")
+    cell(r, field)
 }
 
 /// The section: acquisitions/s by locks held (chart), and per point the memory on both sides,
@@ -56,7 +56,8 @@ pub(super) fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
                 num(r.ops_per_s),
                 cell(r, "bytes_per_lock"),
                 r.text("memory_source").unwrap_or("not measured").to_owned(),
-                client_memory(r),
+                client_memory(r, "client_bytes_per_lock"),
+                client_memory(r, "client_peak_bytes_per_lock"),
                 cell(r, "server_requests_per_renewal_period"),
                 cell(r, "round_trips_per_renewal_period"),
                 cell(r, "client_cpu_ms_per_s"),
@@ -76,8 +77,11 @@ pub(super) fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
          flight), taken with a {lease} lease. Memory per held lock = (reading while held - \
          reading before) / N, on the server (its own accounting) and in the client (heap bytes \
          live, counted by the allocator; from {MIN_HELD_FOR_CLIENT_MEMORY} holds up, below which the rest of the \
-         process's allocations outweigh them). Then, one renewal period (a third of the lease) \
-         after the last grant, the holds are kept for two more periods while nothing else runs: the requests the server counted, the round \
+         process's allocations outweigh them). One renewal period (a third of the lease) \
+         after the last grant, the holds are kept for two more periods while nothing else runs. \
+         The client's heap is read every 50 ms of those: its least reading is what the holds \
+         cost between renewals (client bytes/lock), its greatest adds the renewals of a batch \
+         in flight (peak). Over the same periods: the requests the server counted, the round \
          trips the client's renewals took (counted by the client: a pipeline of renew scripts \
          on Redis, a statement on SQL), the client's CPU, and holds lost by the end. The lease \
          scheduler sends a renewal falling due together with every hold of the service due \
@@ -96,6 +100,7 @@ pub(super) fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
                 "server bytes/lock",
                 "memory source",
                 "client bytes/lock",
+                "client peak bytes/lock",
                 "server requests/period",
                 "client round trips/period",
                 "client CPU ms/s",

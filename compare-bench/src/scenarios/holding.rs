@@ -1,6 +1,6 @@
 //! What keeping many locks held costs: the requests the server serves to keep the holds alive,
-//! the round trips the client's renewals take (where the backend counts them), and the
-//! client's CPU, measured over a window of whole renewal periods while nothing else runs.
+//! the round trips the client's renewals take (where the backend counts them), the client's
+//! CPU and heap, measured over a window of whole renewal periods while nothing else runs.
 
 use std::time::Duration;
 
@@ -8,6 +8,7 @@ use lock_core::LockGuard;
 
 use crate::BenchResult;
 use crate::cpu::process_cpu;
+use crate::heap::live_bytes;
 use crate::record::Record;
 use crate::scenarios::counted::Counted;
 use crate::scenarios::waiting::server_counter;
@@ -50,13 +51,13 @@ pub async fn measure(
     window: Window,
     service: &Counted,
     mut record: Record,
-) -> BenchResult<Record> {
+) -> BenchResult<(Record, HeapRange)> {
     let held = guards.len().max(1) as f64;
     let seconds = (window.period() * window.periods).as_secs_f64();
     let requests_before = server_counter(servers, backend).await?;
     let round_trips_before = service.round_trips();
     let cpu_before = process_cpu();
-    tokio::time::sleep(window.period() * window.periods).await;
+    let heap = sample_heap(window.period() * window.periods).await;
     let cpu_after = process_cpu();
     let round_trips_after = service.round_trips();
     let requests = server_counter(servers, backend)
@@ -86,5 +87,35 @@ pub async fn measure(
         let busy = after.saturating_sub(before).as_secs_f64();
         record = record.with("client_cpu_ms_per_s", busy * 1e3 / seconds);
     }
-    Ok(record)
+    Ok((record, heap))
+}
+
+/// The process's live heap over a hold window: least between renewals, most while a batch of
+/// renewals is in flight.
+#[derive(Debug, Clone, Copy)]
+pub struct HeapRange {
+    /// The least reading, in bytes.
+    pub least: usize,
+    /// The greatest reading, in bytes.
+    pub most: usize,
+}
+
+/// How often the window reads the heap: often enough to see between renewal batches.
+const HEAP_SAMPLE: Duration = Duration::from_millis(50);
+
+/// Waits `length`, reading the live heap every [`HEAP_SAMPLE`].
+async fn sample_heap(length: Duration) -> HeapRange {
+    let end = tokio::time::Instant::now() + length;
+    let first = live_bytes();
+    let mut range = HeapRange {
+        least: first,
+        most: first,
+    };
+    while tokio::time::Instant::now() < end {
+        tokio::time::sleep_until(end.min(tokio::time::Instant::now() + HEAP_SAMPLE)).await;
+        let now = live_bytes();
+        range.least = range.least.min(now);
+        range.most = range.most.max(now);
+    }
+    range
 }

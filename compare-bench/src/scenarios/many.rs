@@ -155,7 +155,6 @@ async fn measure(
         .into());
     }
     let after = memory(servers, backend, &table).await?;
-    let heap_after = live_bytes();
     let mut record = Record::new(
         ID,
         &format!("distlock {}", env!("CARGO_PKG_VERSION")),
@@ -174,14 +173,18 @@ async fn measure(
             .with("bytes_per_lock", per_lock.round())
             .with("memory_source", source);
     }
-    // The rest of the process allocates and frees tens of KiB meanwhile: only a reading over
-    // many holds says something per hold.
-    if count >= MIN_HELD_FOR_CLIENT_MEMORY {
-        let client_per_lock = (heap_after as f64 - heap_before as f64) / count as f64;
-        record = record.with("client_bytes_per_lock", client_per_lock.round());
-    }
     tokio::time::sleep(window.period() * SETTLE_PERIODS).await;
-    let record = holding::measure(servers, backend, &guards, window, &counted, record).await?;
+    let (mut record, heap) =
+        holding::measure(servers, backend, &guards, window, &counted, record).await?;
+    // The rest of the process allocates and frees tens of KiB meanwhile: only a reading over
+    // many holds says something per hold. What a hold costs is the heap between renewals; a
+    // batch of renewals in flight adds its own, reported as the peak.
+    if count >= MIN_HELD_FOR_CLIENT_MEMORY {
+        let per_lock = |live: usize| ((live as f64 - heap_before as f64) / count as f64).round();
+        record = record
+            .with("client_bytes_per_lock", per_lock(heap.least))
+            .with("client_peak_bytes_per_lock", per_lock(heap.most));
+    }
     // A hold lost in the window fails its release; the others must all succeed.
     let lost = guards.iter().filter(|guard| guard.is_lost()).count();
     let failed = release_all(guards).await;
