@@ -4,6 +4,7 @@ pub mod broken;
 pub mod conformance;
 pub mod faults;
 pub mod intervals;
+pub mod renewal_memory;
 pub mod servers;
 pub mod tls;
 

@@ -1,0 +1,100 @@
+//! What renewing leaves behind in the client, for backends that gather a service's renewals
+//! into one batch (one statement, one pipeline). A batch for thousands of holds is large, and
+//! a connection keeps the buffers it grew to carry it for as long as it lives, unless the
+//! backend gives them back. This reads the live heap before the first renewal and after it.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use lock_core::{AcquireOptions, DistributedLock, DistributedLockExt, LockGuard, LockName};
+use tokio::time::Instant;
+
+/// Acquisitions in flight at once while the holds are taken.
+const TAKING_AT_ONCE: usize = 16;
+
+/// The live heap around a service's first renewal of its holds.
+#[derive(Clone, Copy, Debug)]
+pub struct HeapAcrossRenewal {
+    /// How many holds renewed.
+    pub holds: usize,
+    /// Bytes live once every hold was granted, before any renewal.
+    pub before: usize,
+    /// Bytes live half a renewal period after the first renewal was answered.
+    pub after: usize,
+}
+
+impl HeapAcrossRenewal {
+    /// Bytes per hold that the renewal left live (negative when it freed more than it kept).
+    pub fn growth_per_hold(&self) -> f64 {
+        (self.after as f64 - self.before as f64) / self.holds as f64
+    }
+}
+
+/// Holds `holds` fresh names under `prefix` on `lock`, renewed with `lease`, and reads
+/// `live_bytes` (the test binary's counting allocator) once all are held and again half a
+/// renewal period (`lease / 6`) after `renewals` (the backend's count of renewal batches or
+/// statements) first moves, then releases them.
+///
+/// # Panics
+///
+/// When a hold is refused or lost, or when taking the holds outlasted the window within
+/// which the scheduler sends renewals together (so the measure would see a renewal early).
+pub async fn heap_across_first_renewal(
+    lock: &dyn DistributedLock,
+    prefix: &str,
+    holds: usize,
+    lease: Duration,
+    renewals: &(dyn Fn() -> u64 + Sync),
+    live_bytes: fn() -> usize,
+) -> HeapAcrossRenewal {
+    let options = AcquireOptions::builder()
+        .wait(lease)
+        .lease(lease)
+        .auto_renew(true)
+        .build()
+        .expect("valid options");
+    let (started, renewed_before) = (Instant::now(), renewals());
+    let guards = take(lock, prefix, holds, &options).await;
+    assert!(
+        started.elapsed() < lease / 6 && renewals() == renewed_before,
+        "taking {holds} holds took {:?}: more than the {:?} within which their renewals go \
+         together",
+        started.elapsed(),
+        lease / 6
+    );
+    let before = live_bytes();
+    while renewals() == renewed_before {
+        assert!(started.elapsed() < lease, "no renewal within a lease");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(lease / 6).await;
+    let after = live_bytes();
+    assert!(guards.iter().all(|guard| !guard.is_lost()), "a hold was lost");
+    for guard in guards {
+        guard.release().await.expect("release");
+    }
+    HeapAcrossRenewal {
+        holds,
+        before,
+        after,
+    }
+}
+
+async fn take(
+    lock: &dyn DistributedLock,
+    prefix: &str,
+    holds: usize,
+    options: &AcquireOptions,
+) -> Vec<LockGuard> {
+    futures_util::stream::iter(0..holds)
+        .map(|hold| async move {
+            let name = LockName::new(format!("{prefix}/{hold}")).expect("valid name");
+            lock.acquire_with_options(&name, options)
+                .await
+                .expect("acquire")
+                .expect("a fresh name is free")
+        })
+        .buffer_unordered(TAKING_AT_ONCE)
+        .collect()
+        .await
+}
