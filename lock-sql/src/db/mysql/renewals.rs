@@ -30,13 +30,13 @@ impl RenewAll for MyRenewer {
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
         let matched = settle(&mut conn, result)?.rows_affected();
         if usize::try_from(matched).is_ok_and(|matched| matched == batch.len()) {
-            self.pool.reuse(conn);
+            self.pool.reuse_after_batch(conn);
             return Ok(((0..batch.len()).collect(), 1));
         }
         let query = sqlx::query_scalar::<_, i64>(self.renewed.clone()).bind(entries.as_str());
         let result = timed(self.timeout, query.fetch_all(&mut *conn)).await;
         let positions = settle(&mut conn, result)?;
-        self.pool.reuse(conn);
+        self.pool.reuse_after_batch(conn);
         let extended = positions
             .into_iter()
             .filter_map(|position| usize::try_from(position - 1).ok())

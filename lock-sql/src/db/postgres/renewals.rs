@@ -34,7 +34,7 @@ impl RenewAll for PgRenewer {
             .bind(leases);
         let result = timed(self.timeout, query.fetch_all(&mut *conn)).await;
         let rows = settle(&mut conn, result)?;
-        self.pool.reuse(conn);
+        self.pool.reuse_after_batch(conn);
         let extended = rows
             .into_iter()
             .filter_map(|position| usize::try_from(position - 1).ok())
