@@ -1,52 +1,45 @@
-//! A hold: our lock node, watched so that its deletion or the session's end fires the lost signal.
+//! A hold: our lock node, watched (with the session's other nodes) so that its deletion or the
+//! session's end fires the lost signal.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::backend::HeldLock;
 use lock_core::{CancellationToken, Error, ErrorKind, Result, async_trait};
-use zookeeper_client::{self as zk, EventType, SessionState};
+use zookeeper_client::{self as zk, SessionState};
 
 use crate::errors::{BACKEND, convert, is_connection_loss, within};
 use crate::session::Session;
 
-/// How long a hold lasts before its node is watched (see [`watch_node`]).
-pub(crate) const WATCH_AFTER: Duration = Duration::from_millis(20);
-
-/// The backend's side of a [`LockGuard`](lock_core::LockGuard): the path of our lock node.
+/// The backend's side of a [`LockGuard`](lock_core::LockGuard): the path of our lock node,
+/// which the session's [`NodeWatches`](crate::node_watches::NodeWatches) watch while the hold
+/// lasts.
 #[derive(Debug)]
 pub(crate) struct ZkHeld {
     session: Arc<Session>,
-    path: String,
-    /// Fired first thing in `release`, so our own delete never looks like a loss.
-    released: CancellationToken,
+    path: Arc<str>,
 }
 
 impl ZkHeld {
     /// Starts watching the node at `path` and returns the hold with its lost signal.
     pub(crate) fn start(session: Arc<Session>, path: String) -> (Arc<Self>, CancellationToken) {
-        let (released, lost) = (CancellationToken::new(), CancellationToken::new());
-        tokio::spawn(watch_node(
-            Arc::clone(&session),
-            path.clone(),
-            released.clone(),
-            lost.clone(),
-        ));
-        (
-            Arc::new(Self {
-                session,
-                path,
-                released,
-            }),
-            lost,
-        )
+        let (path, lost): (Arc<str>, _) = (path.into(), CancellationToken::new());
+        session.watches().watch(Arc::clone(&path), lost.clone());
+        (Arc::new(Self { session, path }), lost)
+    }
+}
+
+impl Drop for ZkHeld {
+    fn drop(&mut self) {
+        self.session.watches().forget(&self.path);
     }
 }
 
 #[async_trait]
 impl HeldLock for ZkHeld {
     async fn release(&self) -> Result<bool> {
-        self.released.cancel();
+        // First, so that our own delete never looks like a loss.
+        self.session.watches().forget(&self.path);
         let limit = self.session.operation_timeout();
         let client = self.session.client();
         let mut retried = false;
@@ -104,56 +97,6 @@ impl HeldLock for ZkHeld {
             Err(zk::Error::NoNode) => Ok(false),
             Err(_) if self.session.is_ended() => Ok(false),
             Err(error) => Err(convert(error, "proclaim")),
-        }
-    }
-}
-
-/// Fires `lost` when the node at `path` is deleted or the session ends, unless released first.
-/// The watch is set [`WATCH_AFTER`] into the hold: a hold released sooner (most are) costs no
-/// request for it, and a node deleted sooner is found by that first request, so a deletion is
-/// signalled at most that much later than a watch set at once would.
-async fn watch_node(
-    session: Arc<Session>,
-    path: String,
-    released: CancellationToken,
-    lost: CancellationToken,
-) {
-    let fire = || {
-        if !released.is_cancelled() {
-            tracing::warn!(%path, "lock node deleted or session ended: the hold is lost");
-            lost.cancel();
-        }
-    };
-    tokio::select! {
-        biased;
-        () = released.cancelled() => return,
-        () = session.ended().cancelled() => return fire(),
-        () = tokio::time::sleep(WATCH_AFTER) => {}
-    }
-    loop {
-        let watched = tokio::select! {
-            biased;
-            () = released.cancelled() => return,
-            () = session.ended().cancelled() => return fire(),
-            watched = session.client().get_and_watch_data(&path) => watched,
-        };
-        let watcher = match watched {
-            Ok((_, _, watcher)) => watcher,
-            Err(zk::Error::NoNode) => return fire(),
-            Err(_) if session.is_ended() => return fire(),
-            Err(_) => {
-                // Connection trouble: the hold is suspended, not lost; look again shortly.
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
-        tokio::select! {
-            biased;
-            () = released.cancelled() => return,
-            () = session.ended().cancelled() => return fire(),
-            event = watcher.changed() => if event.event_type == EventType::NodeDeleted {
-                return fire();
-            },
         }
     }
 }

@@ -17,6 +17,7 @@ mod list;
 mod lock;
 mod names;
 mod node;
+mod node_watches;
 mod nodes;
 mod queue;
 mod recipe;

@@ -10,6 +10,7 @@ use zookeeper_client::{Acls, Client, CreateMode};
 use crate::confirm::Confirmations;
 use crate::errors::{BACKEND, convert, within};
 use crate::expiry;
+use crate::node_watches::NodeWatches;
 use crate::settings::Settings;
 use crate::{tls, tls_probe};
 
@@ -22,6 +23,7 @@ pub(crate) struct Session {
     /// Stops the state monitor when the last user of the session is gone.
     dropped: CancellationToken,
     confirmations: Confirmations,
+    watches: NodeWatches,
 }
 
 impl Session {
@@ -82,12 +84,15 @@ impl Session {
             }
         };
         let confirmations = Confirmations::new(client.session_timeout());
+        let (ended, dropped) = (CancellationToken::new(), CancellationToken::new());
+        let watches = NodeWatches::start(client.clone(), ended.clone(), dropped.clone());
         let session = Arc::new(Self {
             client,
             config,
-            ended: CancellationToken::new(),
-            dropped: CancellationToken::new(),
+            ended,
+            dropped,
             confirmations,
+            watches,
         });
         session.spawn_monitor();
         Ok(session)
@@ -138,6 +143,11 @@ impl Session {
     /// Fires when the session has ended for good.
     pub(crate) fn ended(&self) -> &CancellationToken {
         &self.ended
+    }
+
+    /// The watches that report this session's lock nodes deleted.
+    pub(crate) fn watches(&self) -> &NodeWatches {
+        &self.watches
     }
 
     /// Whether the session has ended (its ephemeral nodes are gone or going).
