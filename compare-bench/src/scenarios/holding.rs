@@ -54,6 +54,7 @@ pub async fn measure(
 ) -> BenchResult<(Record, HeapRange)> {
     let held = guards.len().max(1) as f64;
     let seconds = (window.period() * window.periods).as_secs_f64();
+    between_batches(&|| service.round_trips(), window.period()).await;
     let requests_before = server_counter(servers, backend).await?;
     let round_trips_before = service.round_trips();
     let cpu_before = process_cpu();
@@ -90,6 +91,25 @@ pub async fn measure(
     Ok((record, heap))
 }
 
+/// Waits until a batch of renewals goes out (`round_trips`, the service's count, moves),
+/// then half a renewal `period`. The batches come a whole period apart, so a window of whole
+/// periods that starts there neither starts nor ends on one and counts each batch in it once;
+/// a window starting on a batch would count one batch more or less, by when the counter moved.
+/// A service that counts no round trips starts at once.
+async fn between_batches(round_trips: &dyn Fn() -> Option<u64>, period: Duration) {
+    let Some(counted) = round_trips() else {
+        return;
+    };
+    let limit = tokio::time::Instant::now() + period * 2;
+    while round_trips() == Some(counted) && tokio::time::Instant::now() < limit {
+        tokio::time::sleep(BATCH_POLL).await;
+    }
+    tokio::time::sleep(period / 2).await;
+}
+
+/// How often [`between_batches`] looks for a batch.
+const BATCH_POLL: Duration = Duration::from_millis(5);
+
 /// The process's live heap over a hold window: least between renewals, most while a batch of
 /// renewals is in flight.
 #[derive(Debug, Clone, Copy)]
@@ -118,4 +138,44 @@ async fn sample_heap(length: Duration) -> HeapRange {
         range.most = range.most.max(now);
     }
     range
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+
+    const PERIOD: Duration = Duration::from_secs(10);
+
+    /// Counts a batch every period, each 5 ms into it (the gatherer's delay), from now.
+    fn batches() -> Arc<AtomicU64> {
+        let count = Arc::new(AtomicU64::new(0));
+        let counting = Arc::clone(&count);
+        tokio::spawn(async move {
+            let start = tokio::time::Instant::now() + Duration::from_millis(5);
+            for period in 0..10 {
+                tokio::time::sleep_until(start + PERIOD * period).await;
+                counting.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        count
+    }
+
+    /// A window that would start just before a batch, and end (reading its counters) just after
+    /// the batch two periods later, counts two batches, not three.
+    #[tokio::test(start_paused = true)]
+    async fn a_window_of_two_periods_counts_two_batches_whatever_its_phase() {
+        let count = batches();
+        let read = || Some(count.load(Ordering::Relaxed));
+        between_batches(&read, PERIOD).await;
+        let before = count.load(Ordering::Relaxed);
+        tokio::time::sleep(PERIOD * 2 + Duration::from_millis(10)).await;
+        let counted = count.load(Ordering::Relaxed) - before;
+        assert_eq!(
+            counted, 2,
+            "a window of two periods counted {counted} batches"
+        );
+    }
 }
