@@ -31,10 +31,11 @@ async fn a_renewal_batch_leaves_no_buffers_on_the_connection() {
         .expect("connect");
     let round_trips = || lock.renewal_round_trips();
     let lease = scaled_ms(9000);
-    let heap = heap_across_first_renewal(&lock, "renewal-memory", HOLDS, lease, &round_trips, || {
-        HEAP.allocated()
-    })
-    .await;
+    let heap =
+        heap_across_first_renewal(&lock, "renewal-memory", HOLDS, lease, &round_trips, || {
+            HEAP.allocated()
+        })
+        .await;
     eprintln!("{heap:?}");
     let growth = heap.growth_per_hold();
     assert!(

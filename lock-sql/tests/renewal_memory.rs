@@ -24,10 +24,11 @@ async fn growth_per_hold(url: &str) -> f64 {
     let lock = SqlLock::builder(url).connect().await.expect("connect");
     let statements = || lock.renewal_statements().unwrap_or_default();
     let lease = scaled_ms(9000);
-    let heap = heap_across_first_renewal(&lock, "renewal-memory", HOLDS, lease, &statements, || {
-        HEAP.allocated()
-    })
-    .await;
+    let heap =
+        heap_across_first_renewal(&lock, "renewal-memory", HOLDS, lease, &statements, || {
+            HEAP.allocated()
+        })
+        .await;
     eprintln!("{url}: {heap:?}");
     heap.growth_per_hold()
 }

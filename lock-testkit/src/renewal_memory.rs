@@ -69,7 +69,10 @@ pub async fn heap_across_first_renewal(
     }
     tokio::time::sleep(lease / 6).await;
     let after = live_bytes();
-    assert!(guards.iter().all(|guard| !guard.is_lost()), "a hold was lost");
+    assert!(
+        guards.iter().all(|guard| !guard.is_lost()),
+        "a hold was lost"
+    );
     for guard in guards {
         guard.release().await.expect("release");
     }

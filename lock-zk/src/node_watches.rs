@@ -51,7 +51,10 @@ impl Holds {
     fn lose_all(&self) {
         let lost: Vec<CancellationToken> = self.map().drain().map(|(_, lost)| lost).collect();
         if !lost.is_empty() {
-            tracing::warn!(holds = lost.len(), "ZooKeeper session ended: its holds are lost");
+            tracing::warn!(
+                holds = lost.len(),
+                "ZooKeeper session ended: its holds are lost"
+            );
         }
         lost.iter().for_each(CancellationToken::cancel);
     }

@@ -114,10 +114,7 @@ impl<DB: Database> Stash<DB> {
     /// keeps the largest buffers it ever needed, and batches take whichever pooled connection
     /// is free, so without this every connection a batch ever took would keep a batch's worth
     /// of memory (megabytes at 100,000 holds) for as long as it lives.
-    #[cfg_attr(
-        not(any(feature = "postgres", feature = "mysql")),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(any(feature = "postgres", feature = "mysql")), allow(dead_code))]
     pub(crate) fn reuse_after_batch(&self, mut conn: PoolConnection<DB>) {
         conn.shrink_buffers();
         self.reuse(conn);
