@@ -8,22 +8,11 @@ use std::time::Duration;
 
 use lock_core::{DistributedLockExt, LockGuard};
 use lock_testkit::scaled_ms;
-use lock_testkit::servers::four_letter;
 use lock_zk::ZkLock;
-use support::unique;
+use support::{received, unique};
 use tokio::runtime::Handle;
 
 const HOLDS: usize = 200;
-
-/// How many requests the server has received, from its `srvr` answer.
-fn received(port: u16) -> u64 {
-    let answer = four_letter(port, "srvr").expect("srvr");
-    answer
-        .lines()
-        .find_map(|line| line.strip_prefix("Received: "))
-        .and_then(|count| count.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no request count in {answer:?}"))
-}
 
 /// Holds `HOLDS` fresh names and waits until their nodes are watched (a hold's node is watched
 /// 20 ms into the hold).

@@ -8,20 +8,9 @@ use std::time::Duration;
 
 use lock_core::{DistributedLockExt, LockGuard};
 use lock_testkit::scaled_ms;
-use lock_testkit::servers::four_letter;
-use support::unique;
+use support::{received, unique};
 
 const HOLDS: usize = 60;
-
-/// How many requests the server has received, from its `srvr` answer.
-fn received(port: u16) -> u64 {
-    let answer = four_letter(port, "srvr").expect("srvr");
-    answer
-        .lines()
-        .find_map(|line| line.strip_prefix("Received: "))
-        .and_then(|count| count.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no request count in {answer:?}"))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn holds_of_one_session_share_their_confirmations() {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use lock_core::ServiceBuilder;
 use lock_core::{DistributedLock, LockName, Result, async_trait};
 use lock_testkit::ConformanceTarget;
-use lock_testkit::servers::{ZkServer, external_url};
+use lock_testkit::servers::{ZkServer, external_url, four_letter};
 use lock_zk::ZkLock;
 
 /// One standalone server per test binary, with `tick`; `None` (a loud skip) without ZooKeeper.
@@ -67,6 +67,16 @@ pub fn server_port(url: &str) -> u16 {
         .rsplit_once(':')
         .and_then(|(_, port)| port.parse().ok())
         .expect("URL has a port")
+}
+
+/// How many requests the server at `port` has received, from its `srvr` answer.
+pub fn received(port: u16) -> u64 {
+    let answer = four_letter(port, "srvr").expect("srvr");
+    answer
+        .lines()
+        .find_map(|line| line.strip_prefix("Received: "))
+        .and_then(|count| count.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no request count in {answer:?}"))
 }
 
 /// A service with its own session.
