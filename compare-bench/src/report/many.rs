@@ -78,7 +78,9 @@ pub(super) fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
          reading before) / N, on the server (its own accounting) and in the client (heap bytes \
          live, counted by the allocator; from {MIN_HELD_FOR_CLIENT_MEMORY} holds up, below which the rest of the \
          process's allocations outweigh them). One renewal period (a third of the lease) \
-         after the last grant, the holds are kept for two more periods while nothing else runs. \
+         after the last grant, and half a period after the next batch of renewals went out \
+         (where the client counts them, so that no batch falls on the window's edges), the \
+         holds are kept for two more periods while nothing else runs. \
          The client's heap is read every 50 ms of those: its least reading is what the holds \
          cost between renewals (client bytes/lock), its greatest adds the renewals of a batch \
          in flight (peak). Over the same periods: the requests the server counted, the round \
@@ -90,8 +92,9 @@ pub(super) fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
          every third of its timeout to bound how long it trusts the holds, with one request \
          shared by the holds asking within 1 % of the timeout, so its requests do not grow with \
          N. A renewal waits for others until 5 ms pass without one (500 ms at most), and the \
-         batch goes out as one round trip: Redis pipelines it (the server still counts one \
-         script call per hold), PostgreSQL and MySQL send one UPDATE.\n\n![many](many.svg)\n\n{}\n",
+         batch goes out as one round trip: Redis pipelines it (pipelines of 256 scripts, all \
+         written before the first answer is read; the server still counts one script call per \
+         hold), PostgreSQL and MySQL send one UPDATE.\n\n![many](many.svg)\n\n{}\n",
         table(
             &[
                 "backend",
