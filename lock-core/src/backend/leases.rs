@@ -49,7 +49,9 @@ struct Shared {
 
 #[derive(Default)]
 struct Table {
-    watches: HashMap<u64, Entry>,
+    /// Boxed: the map's buckets stay small, so that its growth (it doubles) costs a service
+    /// holding many locks a pointer per bucket rather than a whole entry.
+    watches: HashMap<u64, Box<Entry>>,
     /// `(due, id)` of every watch not renewing.
     timeline: BTreeSet<(Instant, u64)>,
     /// What the task's timer is set for; `None` while it waits only to be woken.
@@ -76,7 +78,9 @@ impl Leases {
         let mut table = shared.table();
         let id = table.next_id;
         table.next_id += 1;
-        table.watches.insert(id, Entry { watch, due: None });
+        table
+            .watches
+            .insert(id, Box::new(Entry { watch, due: None }));
         table.schedule(id, Instant::now(), &shared.wake);
         if !table.running {
             table.running = start(&shared);
