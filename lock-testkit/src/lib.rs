@@ -3,6 +3,7 @@
 pub mod broken;
 pub mod conformance;
 pub mod faults;
+pub mod holds;
 pub mod intervals;
 pub mod renewal_memory;
 pub mod servers;

@@ -5,12 +5,10 @@
 
 use std::time::Duration;
 
-use futures_util::StreamExt;
-use lock_core::{AcquireOptions, DistributedLock, DistributedLockExt, LockGuard, LockName};
+use lock_core::{AcquireOptions, DistributedLock};
 use tokio::time::Instant;
 
-/// Acquisitions in flight at once while the holds are taken.
-const TAKING_AT_ONCE: usize = 16;
+use crate::holds::hold_many;
 
 /// The live heap around a service's first renewal of its holds.
 #[derive(Clone, Copy, Debug)]
@@ -54,7 +52,7 @@ pub async fn heap_across_first_renewal(
         .build()
         .expect("valid options");
     let (started, renewed_before) = (Instant::now(), renewals());
-    let guards = take(lock, prefix, holds, &options).await;
+    let guards = hold_many(lock, prefix, holds, &options).await;
     assert!(
         started.elapsed() < lease / 6 && renewals() == renewed_before,
         "taking {holds} holds took {:?}: more than the {:?} within which their renewals go \
@@ -81,23 +79,4 @@ pub async fn heap_across_first_renewal(
         before,
         after,
     }
-}
-
-async fn take(
-    lock: &dyn DistributedLock,
-    prefix: &str,
-    holds: usize,
-    options: &AcquireOptions,
-) -> Vec<LockGuard> {
-    futures_util::stream::iter(0..holds)
-        .map(|hold| async move {
-            let name = LockName::new(format!("{prefix}/{hold}")).expect("valid name");
-            lock.acquire_with_options(&name, options)
-                .await
-                .expect("acquire")
-                .expect("a fresh name is free")
-        })
-        .buffer_unordered(TAKING_AT_ONCE)
-        .collect()
-        .await
 }
