@@ -1,5 +1,5 @@
-//! A hold: our lock node, watched (with the session's other nodes) so that its deletion or the
-//! session's end fires the lost signal.
+//! A hold: our lock node. The session's end fires its lost signal at once; a node deleted
+//! behind its back is found by its next renewal (see [`confirm`](crate::confirm)).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,9 +11,7 @@ use zookeeper_client::{self as zk, SessionState};
 use crate::errors::{BACKEND, convert, is_connection_loss, within};
 use crate::session::Session;
 
-/// The backend's side of a [`LockGuard`](lock_core::LockGuard): the path of our lock node,
-/// which the session's [`NodeWatches`](crate::node_watches::NodeWatches) watch while the hold
-/// lasts.
+/// The backend's side of a [`LockGuard`](lock_core::LockGuard): the path of our lock node.
 #[derive(Debug)]
 pub(crate) struct ZkHeld {
     session: Arc<Session>,
@@ -21,25 +19,18 @@ pub(crate) struct ZkHeld {
 }
 
 impl ZkHeld {
-    /// Starts watching the node at `path` and returns the hold with its lost signal.
+    /// The hold of the node at `path`, with its lost signal: a child of the session's end,
+    /// so that the end fires every hold's signal without a list of the holds.
     pub(crate) fn start(session: Arc<Session>, path: String) -> (Arc<Self>, CancellationToken) {
-        let (path, lost): (Arc<str>, _) = (path.into(), CancellationToken::new());
-        session.watches().watch(Arc::clone(&path), lost.clone());
+        let lost = session.ended().child_token();
+        let path = path.into();
         (Arc::new(Self { session, path }), lost)
-    }
-}
-
-impl Drop for ZkHeld {
-    fn drop(&mut self) {
-        self.session.watches().forget(&self.path);
     }
 }
 
 #[async_trait]
 impl HeldLock for ZkHeld {
     async fn release(&self) -> Result<bool> {
-        // First, so that our own delete never looks like a loss.
-        self.session.watches().forget(&self.path);
         let limit = self.session.operation_timeout();
         let client = self.session.client();
         let mut retried = false;
@@ -59,12 +50,12 @@ impl HeldLock for ZkHeld {
         }
     }
 
-    /// Confirms the hold by confirming its session: an answer to a request sent since the call
-    /// proves the ensemble heard from the session then, so it cannot expire the session (and
-    /// delete the node) until a session timeout later: the engine's lease. Only answers to our
-    /// own requests count; watch notifications arriving over a link that no longer carries our
-    /// requests (a one-way partition) prove nothing. The holds of a session share the
-    /// requests; a node deleted while its session lives is the watch's to report.
+    /// Confirms the hold: a read of its node, sent since the call, proves the ensemble heard
+    /// from the session then, so it cannot expire the session (and delete the node) until a
+    /// session timeout later: the engine's lease. The same read finds a node deleted while its
+    /// session lives (`Ok(false)`). Only answers to our own requests count; watch notifications
+    /// arriving over a link that no longer carries our requests (a one-way partition) prove
+    /// nothing. The holds of a session renewing together share their reads.
     async fn renew(&self, _lease: Duration) -> Result<bool> {
         if self.session.is_ended() {
             return Ok(false);
@@ -78,8 +69,8 @@ impl HeldLock for ZkHeld {
             .with_backend(BACKEND)
             .with_operation("renew"));
         }
-        self.session.confirm().await?;
-        Ok(!self.session.is_ended())
+        let present = self.session.confirm(Arc::clone(&self.path)).await?;
+        Ok(present && !self.session.is_ended())
     }
 
     /// Writes the label as our node's data (what Curator's `LeaderLatch` reads as the id).

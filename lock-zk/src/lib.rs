@@ -17,7 +17,6 @@ mod list;
 mod lock;
 mod names;
 mod node;
-mod node_watches;
 mod nodes;
 mod queue;
 mod recipe;

@@ -10,7 +10,6 @@ use zookeeper_client::{Acls, Client, CreateMode};
 use crate::confirm::Confirmations;
 use crate::errors::{BACKEND, convert, within};
 use crate::expiry;
-use crate::node_watches::NodeWatches;
 use crate::settings::Settings;
 use crate::{tls, tls_probe};
 
@@ -23,7 +22,6 @@ pub(crate) struct Session {
     /// Stops the state monitor when the last user of the session is gone.
     dropped: CancellationToken,
     confirmations: Confirmations,
-    watches: NodeWatches,
 }
 
 impl Session {
@@ -85,14 +83,12 @@ impl Session {
         };
         let confirmations = Confirmations::new(client.session_timeout());
         let (ended, dropped) = (CancellationToken::new(), CancellationToken::new());
-        let watches = NodeWatches::start(client.clone(), ended.clone(), dropped.clone());
         let session = Arc::new(Self {
             client,
             config,
             ended,
             dropped,
             confirmations,
-            watches,
         });
         session.spawn_monitor();
         Ok(session)
@@ -145,11 +141,6 @@ impl Session {
         &self.ended
     }
 
-    /// The watches that report this session's lock nodes deleted.
-    pub(crate) fn watches(&self) -> &NodeWatches {
-        &self.watches
-    }
-
     /// Whether the session has ended (its ephemeral nodes are gone or going).
     pub(crate) fn is_ended(&self) -> bool {
         self.ended.is_cancelled() || self.client.state().is_terminated()
@@ -160,8 +151,9 @@ impl Session {
         self.config.service.operation_timeout
     }
 
-    /// Proves that the ensemble heard from this session at or after the call, sharing one
-    /// request among every hold asking meanwhile (see [`Confirmations`]).
+    /// Proves that the ensemble heard from this session at or after the call, and says whether
+    /// the node at `path` is still there and ours, sharing one read among every hold asking
+    /// meanwhile (see [`Confirmations`]).
     ///
     /// # Cancel safety
     ///
@@ -170,9 +162,9 @@ impl Session {
     /// # Errors
     ///
     /// `Unavailable` when no answer came within the operation timeout, or an error answer.
-    pub(crate) async fn confirm(&self) -> Result<()> {
+    pub(crate) async fn confirm(&self, path: Arc<str>) -> Result<bool> {
         let limit = self.operation_timeout();
-        self.confirmations.confirm(&self.client, limit).await
+        self.confirmations.confirm(&self.client, limit, path).await
     }
 
     /// The session timeout the server granted.

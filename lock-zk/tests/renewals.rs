@@ -1,12 +1,13 @@
 //! Renewal traffic against a real ZooKeeper (a server of its own, so its request count is
-//! ours alone): the holds of one session share their confirmations instead of each sending
-//! its own request every third of the session timeout.
+//! ours alone): the holds of one session share their confirmations (reads of their nodes)
+//! instead of each sending its own request every third of the session timeout.
 
 mod support;
 
 use std::time::Duration;
 
-use lock_core::{DistributedLockExt, LockGuard};
+use lock_core::AcquireOptions;
+use lock_testkit::holds::hold_many;
 use lock_testkit::scaled_ms;
 use support::{received, unique};
 
@@ -20,20 +21,15 @@ async fn holds_of_one_session_share_their_confirmations() {
     let port = support::server_port(&url);
     let session_timeout = Duration::from_secs(4);
     let lock = support::connect(&format!("{url}?session_timeout=4000ms")).await;
-    // Taken together, so their renewals fall due together and a shared request can serve them.
-    let acquiring = (0..HOLDS).map(|hold| {
-        let name = unique(&format!("renewals/{hold}"));
-        let lock = &lock;
-        async move { lock.acquire_timeout(&name, scaled_ms(5000)).await }
-    });
-    let guards: Vec<LockGuard> = futures_util::future::join_all(acquiring)
-        .await
-        .into_iter()
-        .map(|guard| guard.expect("acquire"))
-        .collect();
-    // Past the holds' first watches; then three confirmation periods (a third of the session
-    // timeout each): one request per hold per period would be 180 requests.
-    tokio::time::sleep(scaled_ms(300)).await;
+    // Taken together, so their renewals fall due together and can share their reads.
+    let options = AcquireOptions::builder()
+        .wait(scaled_ms(5000))
+        .build()
+        .expect("valid options");
+    let prefix = unique("renewals").as_str().to_owned();
+    let guards = hold_many(&lock, &prefix, HOLDS, &options).await;
+    // Then three confirmation periods (a third of the session timeout each): one request per
+    // hold per period would be 180 requests.
     let before = received(port);
     tokio::time::sleep(session_timeout).await;
     let sent = received(port) - before;

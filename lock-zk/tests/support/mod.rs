@@ -71,12 +71,22 @@ pub fn server_port(url: &str) -> u16 {
 
 /// How many requests the server at `port` has received, from its `srvr` answer.
 pub fn received(port: u16) -> u64 {
-    let answer = four_letter(port, "srvr").expect("srvr");
+    four_letter_number(port, "srvr", "Received: ")
+}
+
+/// How many watches the server at `port` keeps, from its `wchs` answer.
+pub fn watches(port: u16) -> u64 {
+    four_letter_number(port, "wchs", "Total watches:")
+}
+
+/// The number after `label` in the server's answer to the four-letter word `command`.
+fn four_letter_number(port: u16, command: &str, label: &str) -> u64 {
+    let answer = four_letter(port, command).unwrap_or_else(|error| panic!("{command}: {error}"));
     answer
         .lines()
-        .find_map(|line| line.strip_prefix("Received: "))
+        .find_map(|line| line.strip_prefix(label))
         .and_then(|count| count.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no request count in {answer:?}"))
+        .unwrap_or_else(|| panic!("no {label:?} in {answer:?}"))
 }
 
 /// A service with its own session.
