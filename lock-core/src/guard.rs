@@ -47,8 +47,7 @@ use crate::{AcquireOptions, Error, ErrorKind, LockHandle, LockName, Result, tele
 #[must_use = "dropping the guard releases the lock at once (in the background)"]
 #[clippy::has_significant_drop]
 pub struct LockGuard {
-    handle: LockHandle,
-    backend: &'static str,
+    // The name, fencing token, lost signal and backend are the lease's: kept once per hold.
     held: Option<Arc<dyn HeldLock>>,
     lease: Arc<Lease>,
     at_risk: CancellationToken,
@@ -59,8 +58,6 @@ pub struct LockGuard {
 
 /// Everything a guard is made of, assembled by [`Grant`](crate::backend::Grant).
 pub(crate) struct GuardParts {
-    pub(crate) handle: LockHandle,
-    pub(crate) backend: &'static str,
     pub(crate) held: Arc<dyn HeldLock>,
     pub(crate) lease: Arc<Lease>,
     pub(crate) at_risk: CancellationToken,
@@ -71,8 +68,6 @@ pub(crate) struct GuardParts {
 impl LockGuard {
     pub(crate) fn from_parts(parts: GuardParts) -> Self {
         Self {
-            handle: parts.handle,
-            backend: parts.backend,
             held: Some(parts.held),
             lease: parts.lease,
             at_risk: parts.at_risk,
@@ -84,24 +79,24 @@ impl LockGuard {
 
     /// The lock's name.
     pub fn name(&self) -> &LockName {
-        self.handle.name()
+        self.lease.handle().name()
     }
 
     /// The fencing token of this grant: larger than that of every earlier grant of this name.
     pub fn fencing_token(&self) -> u64 {
-        self.handle.fencing_token()
+        self.lease.handle().fencing_token()
     }
 
     /// Fires when the backend no longer vouches for the hold: renewal found it gone, the local
     /// clock passed the last confirmed lease end (less the clock drift margin), the node was
     /// deleted, or the session ended. Never fires because of a normal release.
     pub fn lost(&self) -> &CancellationToken {
-        self.handle.lost()
+        self.lease.handle().lost()
     }
 
     /// Whether [`lost`](LockGuard::lost) has fired.
     pub fn is_lost(&self) -> bool {
-        self.handle.is_lost()
+        self.lease.handle().is_lost()
     }
 
     /// Fires when less than the [at-risk share](AcquireOptions::at_risk) of the lease is left
@@ -147,7 +142,7 @@ impl LockGuard {
 
     /// A cheap, cloneable view of this hold (name, fencing token, lost signal).
     pub fn handle(&self) -> LockHandle {
-        self.handle.clone()
+        self.lease.handle().clone()
     }
 
     /// Extends the lease to `lease` from now (later renewals keep that length), or to the
@@ -194,7 +189,7 @@ impl LockGuard {
         };
         let renewed = self.lease.renew(&**held, lease).await;
         if matches!(renewed, Ok(false)) {
-            self.handle.lost().cancel();
+            self.lease.handle().lost().cancel();
         }
         self.watch.changed();
         match renewed {
@@ -218,7 +213,7 @@ impl LockGuard {
         match held.relabel(label).await {
             Ok(true) => Ok(()),
             Ok(false) => {
-                self.handle.lost().cancel();
+                self.lease.handle().lost().cancel();
                 Err(self.context(lost_before_relabel()))
             }
             Err(error) => Err(self.context(error)),
@@ -244,11 +239,11 @@ impl LockGuard {
         let Some(held) = self.held.take() else {
             return Ok(());
         };
-        telemetry::hold_ended(self.backend, self.granted.elapsed());
+        telemetry::hold_ended(self.lease.backend(), self.granted.elapsed());
         let was_lost = self.is_lost();
         let span = tracing::debug_span!(
             "distlock.release",
-            backend = self.backend,
+            backend = self.lease.backend(),
             lock = %self.name(),
             fencing_token = self.fencing_token(),
             outcome = tracing::field::Empty,
@@ -270,8 +265,12 @@ impl LockGuard {
                 "the hold was lost before release; another holder may have run meanwhile",
             ))),
             Ok(_) => {
-                self.handle.lost().cancel();
-                telemetry::lost(self.backend, &self.handle, telemetry::LostCause::NotOwner);
+                self.lease.handle().lost().cancel();
+                telemetry::lost(
+                    self.lease.backend(),
+                    self.lease.handle(),
+                    telemetry::LostCause::NotOwner,
+                );
                 Err(self.context(Error::new(
                     ErrorKind::NotHeld,
                     "the server shows the lock is no longer ours",
@@ -282,7 +281,9 @@ impl LockGuard {
     }
 
     fn context(&self, error: Error) -> Error {
-        error.with_backend(self.backend).with_lock(self.name())
+        error
+            .with_backend(self.lease.backend())
+            .with_lock(self.name())
     }
 }
 
@@ -304,7 +305,7 @@ impl Drop for LockGuard {
     fn drop(&mut self) {
         self.watch.end();
         if let Some(held) = self.held.take() {
-            telemetry::hold_ended(self.backend, self.granted.elapsed());
+            telemetry::hold_ended(self.lease.backend(), self.granted.elapsed());
             release_in_background(held);
         }
     }
@@ -343,7 +344,7 @@ impl fmt::Debug for LockGuard {
         f.debug_struct("LockGuard")
             .field("name", self.name())
             .field("fencing_token", &self.fencing_token())
-            .field("backend", &self.backend)
+            .field("backend", &self.lease.backend())
             .field("at_risk", &self.is_at_risk())
             .field("lost", &self.is_lost())
             .field("released", &self.held.is_none())

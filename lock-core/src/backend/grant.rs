@@ -77,7 +77,7 @@ impl Grant {
             at_risk: options.at_risk,
             max_hold: options.hold_limit(),
             backend,
-            handle: handle.clone(),
+            handle,
         }));
         let watch = leases.watch(Watch::new(
             Arc::clone(&lease),
@@ -88,8 +88,6 @@ impl Grant {
         ));
         telemetry::hold_started(backend);
         LockGuard::from_parts(GuardParts {
-            handle,
-            backend,
             held: self.held,
             lease,
             at_risk,
