@@ -67,8 +67,9 @@ async fn heap_per_hold(url: &str, prefix: &str) -> f64 {
 }
 
 /// A node deleted among more holds than one read carries is found by its hold's next renewal,
-/// and only that hold is lost.
+/// and only that hold is lost; under a chroot, as the reads must be.
 async fn one_deleted_node_among_many_is_found(url: &str, prefix: &str) {
+    let url = format!("{url}/hold-memory-chroot");
     let lock = support::connect(&format!(
         "{url}?session_timeout={}ms",
         SESSION_TIMEOUT.as_millis()
@@ -77,7 +78,7 @@ async fn one_deleted_node_among_many_is_found(url: &str, prefix: &str) {
     let holds = NODES_PER_READ * 2 + 1;
     let guards = hold_many(&lock, &format!("{prefix}/deleted"), holds, &options()).await;
     let victim = &guards[holds / 2];
-    delete_behind_its_back(url, victim.name()).await;
+    delete_behind_its_back(&url, victim.name()).await;
     eventually(
         SESSION_TIMEOUT,
         "the lost signal of the hold whose node was deleted",
