@@ -88,10 +88,11 @@ pub(super) fn many(out: &Path, records: &[Record]) -> BenchResult<String> {
          on Redis, a statement on SQL), the client's CPU, and holds lost by the end. The lease \
          scheduler sends a renewal falling due together with every hold of the service due \
          within half a period, so holds taken at scattered times renew together. \
-         ZooKeeper renews nothing (the session keeps the holds): distlock confirms the session \
-         every third of its timeout to bound how long it trusts the holds, with one request \
-         shared by the holds asking within 1 % of the timeout, so its requests do not grow with \
-         N. A renewal waits for others until 5 ms pass without one (500 ms at most), and the \
+         ZooKeeper renews nothing (the session keeps the holds): distlock confirms each hold \
+         every third of the session timeout (set to the same 30 s here), to bound how long it \
+         trusts it, by reading its node, which also finds a node deleted behind its back; the \
+         holds asking together share multi-reads of 512 nodes, all sent at once, and keep no \
+         watch of their own. A renewal waits for others until 5 ms pass without one (500 ms at most), and the \
          batch goes out as one round trip: Redis pipelines it (pipelines of 256 scripts, all \
          written before the first answer is read; the server still counts one script call per \
          hold), PostgreSQL and MySQL send one UPDATE.\n\n![many](many.svg)\n\n{}\n",

@@ -120,6 +120,13 @@ async fn measure(
             "{}?table={table}&pool_size={PARALLEL}&{lease}",
             servers.url(backend)
         ),
+        // ZooKeeper's lease is its session: as long as the others' leases, so that every
+        // backend renews (or confirms) its holds as often.
+        "zookeeper" => format!(
+            "{}?session_timeout={}ms",
+            servers.url(backend),
+            window.lease.as_millis()
+        ),
         _ => format!("{}?{lease}", servers.url(backend)),
     };
     let counted = Counted::connect(backend, &url).await?;
