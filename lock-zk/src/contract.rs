@@ -217,7 +217,7 @@ impl DistributedLock for ZkLock {
 
     /// Deletes `name`'s holder node if its fencing token (creation zxid) is `fencing_token`,
     /// naming that node's path and data version, so a newer holder's node is never deleted.
-    /// The holder's lost signal fires when its node watch sees the deletion.
+    /// The holder's lost signal fires when its next confirmation finds the node gone.
     ///
     /// # Cancel safety
     ///

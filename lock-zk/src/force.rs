@@ -14,8 +14,8 @@ impl ZkSteps {
     /// `Ok(false)` when the holder has another token, or there is none. The delete names the
     /// node's path, unique to one acquisition (the `_c_<uuid>-` prefix ours and Curator's carry),
     /// and the data version read with its token: it removes that very node or nothing, never a
-    /// newer holder's. The holder's node watch then fires its lost signal, and the next
-    /// waiter's watch wakes it.
+    /// newer holder's. The holder's next confirmation then finds the node gone and fires its
+    /// lost signal, and the next waiter's watch wakes it.
     pub(crate) async fn force_release(&self, name: &LockName, token: u64) -> Result<bool> {
         let session = self.sessions.session(Deadline::NEVER).await?;
         let queue = queue::read(&session, &self.parent(name), "force_release").await?;
