@@ -8,7 +8,7 @@ use lock_core::{AcquireOptions, DistributedLock, DistributedLockExt, LockGuard, 
 const TAKING_AT_ONCE: usize = 16;
 
 /// Holds `holds` fresh names, `{prefix}/0` to `{prefix}/{holds - 1}`, on `lock` with
-/// `options`, [`TAKING_AT_ONCE`] acquisitions at a time; the guards come in no set order.
+/// `options`, 16 acquisitions at a time; the guards come in no set order.
 ///
 /// # Panics
 ///
