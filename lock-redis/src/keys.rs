@@ -11,7 +11,8 @@ pub(crate) struct LockKeys {
     pub(crate) lock: String,
     /// `{PREFIX:NAME}:fence`: the fencing counter, incremented on every grant, never expires.
     pub(crate) fence: String,
-    /// `{PREFIX:NAME}:released`: the channel a release publishes on.
+    /// `{PREFIX:NAME}:released`: the prefix of the waiters' channels. A release publishes on
+    /// the first queued waiter's channel alone ([`waiter_channel`](Self::waiter_channel)).
     pub(crate) channel: String,
     /// `{PREFIX:NAME}:queue`: waiters' tokens by arrival time (a sorted set).
     pub(crate) queue: String,
@@ -36,6 +37,15 @@ impl LockKeys {
             queue_expiry: format!("{tag}:queue:expiry"),
             lock: tag,
         }
+    }
+}
+
+impl LockKeys {
+    /// `{PREFIX:NAME}:released:TOKEN`: the channel on which the waiting acquisition with owner
+    /// `token` hears that it is first in line. Under the lock's hash tag, so a cluster routes
+    /// it to the lock's shard.
+    pub(crate) fn waiter_channel(&self, token: &str) -> String {
+        format!("{}:{token}", self.channel)
     }
 }
 

@@ -138,14 +138,16 @@ impl LockSteps for Single {
     async fn wait(&self, attempt: &mut RedisAttempt, until: Deadline) {
         let Some(subscription) = attempt.subscription.as_mut() else {
             let timeout = self.node.link().timeout();
-            let subscribing = self.subscriber.subscribe(&attempt.keys.channel, timeout);
+            let channel = attempt.keys.waiter_channel(&attempt.token);
+            let subscribing = self.subscriber.subscribe(&channel, timeout);
             attempt.subscription = Some(subscribing.await);
             return;
         };
         loop {
             tokio::select! {
                 wake = subscription.changed() => {
-                    // A release names the first queued waiter; the others sleep on.
+                    // A release wakes the first queued waiter alone, on its own channel,
+                    // naming it; `None` (a subscription made or lost) means try now.
                     let next = wake.next.as_deref();
                     if next.is_none_or(|next| next.is_empty() || next == attempt.token) {
                         return;

@@ -40,16 +40,18 @@ fn slot_of(cluster: &RedisCluster, key: &str) -> u16 {
         .expect("a slot number")
 }
 
-/// `PUBSUB SHARDNUMSUB channel` (or `NUMSUB`) on one node: its subscriber count there.
-fn subscribers(cluster: &RedisCluster, node: usize, command: &str, channel: &str) -> u64 {
+/// `PUBSUB SHARDCHANNELS pattern` (or `CHANNELS`) on one node: how many channels matching
+/// `pattern` have a subscriber there.
+fn channels(cluster: &RedisCluster, node: usize, command: &str, pattern: &str) -> u64 {
     let reply = cluster.nodes()[node]
-        .command(&format!("PUBSUB {command} {channel}"))
+        .command(&format!("PUBSUB {command} {pattern}"))
         .expect("PUBSUB");
-    // `*2\r\n$N\r\nCHANNEL\r\n:COUNT\r\n`
+    // `*N\r\n$LEN\r\nCHANNEL\r\n...`
     reply
         .lines()
-        .filter_map(|line| line.trim().strip_prefix(':'))
-        .find_map(|count| count.parse().ok())
+        .next()
+        .and_then(|line| line.trim().strip_prefix('*'))
+        .and_then(|count| count.parse().ok())
         .unwrap_or(0)
 }
 
@@ -60,6 +62,8 @@ async fn waiters_subscribe_on_the_shard_that_owns_the_slot() {
     let lock = RedisLock::builder(&url).connect().await.expect("connect");
     let name = LockName::new("cluster/sharded-wake").expect("name");
     let (key, _, channel) = lock.keys_for(&name);
+    // Each waiter listens on a channel of its own under the lock's: `CHANNEL:TOKEN`.
+    let waiters = format!("{channel}:*");
     let holder = lock.acquire(&name).await.expect("acquire");
     let waiter = {
         let (lock, name) = (lock.clone(), name.clone());
@@ -73,7 +77,7 @@ async fn waiters_subscribe_on_the_shard_that_owns_the_slot() {
             .expect("the slot has a master")
     };
     let deadline = Instant::now() + Duration::from_secs(5);
-    while subscribers(&locked(cluster), owner, "SHARDNUMSUB", &channel) == 0 {
+    while channels(&locked(cluster), owner, "SHARDCHANNELS", &waiters) == 0 {
         assert!(
             Instant::now() < deadline,
             "no sharded subscription on the owner"
@@ -83,7 +87,7 @@ async fn waiters_subscribe_on_the_shard_that_owns_the_slot() {
     {
         let cluster = locked(cluster);
         for node in 0..cluster.nodes().len() {
-            let plain = subscribers(&cluster, node, "NUMSUB", &channel);
+            let plain = channels(&cluster, node, "CHANNELS", &waiters);
             assert_eq!(plain, 0, "node {node} has a plain subscription");
         }
     }

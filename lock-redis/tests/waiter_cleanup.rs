@@ -43,12 +43,14 @@ async fn dropped_waiters_unsubscribe_and_leave_the_queue() {
     let mut raw = support::raw(&url).await;
     let started = Instant::now();
     loop {
-        let (_, subscribers): (String, i64) = redis::cmd("PUBSUB")
-            .arg("NUMSUB")
-            .arg(&channel)
+        // Each waiter listens on a channel of its own under the lock's: `CHANNEL:TOKEN`.
+        let listened: Vec<String> = redis::cmd("PUBSUB")
+            .arg("CHANNELS")
+            .arg(format!("{channel}*"))
             .query_async(&mut raw)
             .await
-            .expect("PUBSUB NUMSUB");
+            .expect("PUBSUB CHANNELS");
+        let subscribers = listened.len();
         let queued: i64 = redis::cmd("ZCARD")
             .arg(&queue)
             .query_async(&mut raw)

@@ -1,8 +1,9 @@
 -- Release (also: leave the waiter queue): delete the lock only if it holds our token, drop our
--- queue entry, and when either freed the way for someone, publish the token of the first
--- queued waiter ('' when none) so that waiter tries next.
--- KEYS[1] lock key ('OWNER_TOKEN GRANTED_MS LABEL'), KEYS[2] wake-up channel, KEYS[3] waiter
--- queue, KEYS[4] waiter expiries.
+-- queue entry, and when either freed the way for someone, wake the first queued waiter alone:
+-- publish its token on its own channel, KEYS[2] .. ':' .. TOKEN, so the waiters behind it
+-- hear nothing (a release costs one message however many wait).
+-- KEYS[1] lock key ('OWNER_TOKEN GRANTED_MS LABEL'), KEYS[2] the waiters' channel prefix,
+-- KEYS[3] waiter queue, KEYS[4] waiter expiries.
 -- ARGV[1] owner token. ARGV[2] (optional) a polling waiter's id whose count to drop as well.
 -- Returns {1, receivers} when the lock was ours and is deleted (receivers 0 when no waiter is
 -- queued and nothing was published), {0, 0} when it was not ours
@@ -35,8 +36,10 @@ local left = redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 local receivers = 0
 if mine or (left == 1 and redis.call('EXISTS', KEYS[1]) == 0) then
-  local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1] or ''
-  receivers = redis.call('PUBLISH', KEYS[2], head)
+  local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+  if head then
+    receivers = redis.call('PUBLISH', KEYS[2] .. ':' .. head, head)
+  end
 end
 if mine then
   return {1, receivers}
