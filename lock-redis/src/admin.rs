@@ -89,7 +89,7 @@ impl Node {
     /// Deletes `keys`' lock if it is held and its fence counter is `fence`, waking the first
     /// queued waiter: `true` when it did.
     pub(crate) async fn force_release(&self, keys: &LockKeys, fence: u64) -> Result<bool> {
-        let invocation = invocation::force_release(keys, fence, self.link().channels());
+        let invocation = invocation::force_release(keys, fence, self.wake());
         let released: i64 = self
             .link()
             .run(|mut connection| async move { invocation.invoke_async(&mut connection).await })

@@ -137,7 +137,7 @@ impl LockSteps for ClaimSteps {
         };
         // Not subscribed yet: `wait` subscribes and returns, and the next try follows at once,
         // so a release between this try and the subscription is not missed.
-        let pushed = attempt.subscription.as_ref().is_none_or(Subscription::live);
+        let pushed = attempt.subscription.as_ref().is_none_or(|s| s.live());
         // The fallback timer: a holder's lease end, and refreshing our place in the queue.
         let mut busy = Busy {
             recheck_within: None,

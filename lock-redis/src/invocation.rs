@@ -84,21 +84,32 @@ pub(crate) fn acquire<'a>(
     invocation
 }
 
+/// How a release reaches the first waiter.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Wake<'a> {
+    /// `PUBLISH` or `SPUBLISH`.
+    pub(crate) channels: Channels,
+    /// The prefix of the services' inboxes (see [`crate::inbox`]); `""`: each waiter has a
+    /// channel of its own under the lock's hash tag.
+    pub(crate) inboxes: &'a str,
+}
+
 /// The release script's invocation for `token` on `keys`; `poller` also drops that polling
-/// waiter's count. It announces the release on `channels`.
+/// waiter's count. It wakes the first waiter as `wake` says.
 pub(crate) fn release<'a>(
     keys: &LockKeys,
     token: &str,
     poller: Option<&str>,
-    channels: Channels,
+    wake: Wake<'_>,
 ) -> ScriptInvocation<'a> {
-    let mut invocation = RELEASE.on(channels).prepare_invoke();
+    let mut invocation = RELEASE.on(wake.channels).prepare_invoke();
     invocation
         .key(&keys.lock)
         .key(&keys.channel)
         .key(&keys.queue)
         .key(&keys.queue_expiry)
-        .arg(token);
+        .arg(token)
+        .arg(wake.inboxes);
     if let Some(poller) = poller {
         invocation.arg(poller);
     }
@@ -115,20 +126,21 @@ pub(crate) fn inspect<'a>(keys: &LockKeys) -> ScriptInvocation<'a> {
     invocation
 }
 
-/// The force-release script's invocation for the hold with `fence` on `keys`, announced on
-/// `channels`.
+/// The force-release script's invocation for the hold with `fence` on `keys`, waking the
+/// first waiter as `wake` says.
 pub(crate) fn force_release<'a>(
     keys: &LockKeys,
     fence: u64,
-    channels: Channels,
+    wake: Wake<'_>,
 ) -> ScriptInvocation<'a> {
-    let mut invocation = FORCE_RELEASE.on(channels).prepare_invoke();
+    let mut invocation = FORCE_RELEASE.on(wake.channels).prepare_invoke();
     invocation
         .key(&keys.lock)
         .key(&keys.fence)
         .key(&keys.channel)
         .key(&keys.queue)
-        .arg(fence);
+        .arg(fence)
+        .arg(wake.inboxes);
     invocation
 }
 

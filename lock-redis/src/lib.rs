@@ -9,6 +9,7 @@ mod election;
 mod error;
 mod eviction;
 mod held;
+mod inbox;
 mod invocation;
 mod keys;
 mod link;

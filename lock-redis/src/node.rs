@@ -7,7 +7,7 @@ use std::time::Duration;
 use lock_core::Result;
 
 use crate::error::{BACKEND, unexpected_reply};
-use crate::invocation::{self, Fence, Owner, RAISE_FENCE, Waiting};
+use crate::invocation::{self, Fence, Owner, RAISE_FENCE, Waiting, Wake};
 use crate::keys::LockKeys;
 use crate::link::Link;
 use crate::renewals::{self, Renewals};
@@ -25,6 +25,9 @@ pub(crate) enum Attempt {
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
     link: Link,
+    /// The prefix of the services' inboxes a release wakes a waiter in (see
+    /// [`crate::inbox`]); empty where waiters have channels of their own.
+    inboxes: Arc<str>,
     renewals: Renewals,
     /// Round trips taken by renewals.
     renewal_round_trips: Arc<AtomicU64>,
@@ -46,13 +49,28 @@ impl Node {
     pub(crate) fn new(link: Link) -> Self {
         Self {
             link,
+            inboxes: Arc::from(""),
             renewals: renewals::renewals(),
             renewal_round_trips: Arc::default(),
         }
     }
 
+    /// The same master, whose releases wake waiters in the inboxes under `inboxes`.
+    pub(crate) fn with_inboxes(mut self, inboxes: &str) -> Self {
+        self.inboxes = Arc::from(inboxes);
+        self
+    }
+
     pub(crate) fn link(&self) -> &Link {
         &self.link
+    }
+
+    /// How this master's releases wake the first waiter.
+    pub(crate) fn wake(&self) -> Wake<'_> {
+        Wake {
+            channels: self.link.channels(),
+            inboxes: &self.inboxes,
+        }
     }
 
     /// How many round trips this master's renewals have taken.
@@ -94,7 +112,7 @@ impl Node {
         token: &str,
         poller: Option<&str>,
     ) -> Result<bool> {
-        let invocation = invocation::release(keys, token, poller, self.link.channels());
+        let invocation = invocation::release(keys, token, poller, self.wake());
         let (ours, _receivers): (i64, i64) = self
             .link
             .run(|mut connection| async move { invocation.invoke_async(&mut connection).await })

@@ -11,10 +11,12 @@ use lock_core::{
 use crate::builder::RedisLockBuilder;
 use crate::claim_steps::{ClaimSteps, claim_object};
 use crate::error::BACKEND;
+use crate::inbox::{self, Inbox};
 use crate::keys::{ClaimKeys, ClaimObject, LockKeys};
 use crate::link::Link;
 use crate::node::Node;
 use crate::replicas::Replicas;
+use crate::scripts::Channels;
 use crate::settings::Settings;
 use crate::steps::Single;
 use crate::subscriber::Subscriber;
@@ -57,11 +59,14 @@ impl RedisLock {
         let link = Link::new(server, service.connect_timeout, service.operation_timeout);
         link.connect().await?;
         crate::eviction::check(&link, allow_eviction).await?;
-        let subscriber = Subscriber::start(link.server().clone(), service.operation_timeout);
+        // A cluster's scripts publish only on their lock's slot: no inboxes there.
+        let inboxes = (link.channels() == Channels::Plain).then(|| inbox::channel_prefix(&prefix));
+        let inbox = inboxes.as_ref().map(|_| Inbox::new(&prefix));
+        let subscriber = Subscriber::start(link.server().clone(), service.operation_timeout, inbox);
         let replicas = replicas.map(|(count, timeout)| Replicas::new(link.clone(), count, timeout));
         Ok(Self {
             steps: Arc::new(Single {
-                node: Node::new(link),
+                node: Node::new(link).with_inboxes(inboxes.as_deref().unwrap_or_default()),
                 subscriber,
                 prefix,
                 replicas,

@@ -11,11 +11,12 @@ use tokio::time::Instant;
 use crate::connection::Connection;
 use crate::error::BACKEND;
 use crate::held::SingleHeld;
+use crate::inbox::Registration;
 use crate::invocation::{self, Fence, Owner, Waiting};
 use crate::keys::LockKeys;
 use crate::node::{Attempt, Node, read_attempt};
 use crate::replicas::Replicas;
-use crate::subscriber::{Subscriber, Subscription};
+use crate::subscriber::{Subscriber, Subscription, Wakes};
 use crate::token::new_token;
 
 /// What a single-master service shares between its clones and holds.
@@ -30,8 +31,9 @@ pub(crate) struct Single {
 }
 
 /// One acquisition: its keys, owner token and label, its queue ttl (waiting acquisitions
-/// queue; a single try only checks that nobody queued first), its subscription once it
-/// waits, and the dedicated connection of a replicated acquire in flight.
+/// queue; a single try only checks that nobody queued first), where it hears its turn (its
+/// place in the service's inbox from the start, or, in a cluster, a subscription of its own
+/// once it waits), and the dedicated connection of a replicated acquire in flight.
 #[derive(Debug)]
 pub(crate) struct RedisAttempt {
     keys: LockKeys,
@@ -39,6 +41,7 @@ pub(crate) struct RedisAttempt {
     label: Arc<str>,
     lease: Duration,
     queue_ttl: Option<Duration>,
+    registration: Option<Registration>,
     subscription: Option<Subscription>,
     dedicated: Option<Connection>,
 }
@@ -94,13 +97,19 @@ impl LockSteps for Single {
         &self.leases
     }
 
+    /// A waiting acquisition on a server with inboxes registers in its service's inbox before
+    /// its first try (no I/O), so a release right after that try reaches it.
     fn begin(&self, name: &LockName, options: &AcquireOptions) -> RedisAttempt {
+        let queue_ttl = (options.wait != Some(Duration::ZERO)).then_some(self.waiter_ttl);
+        let inbox = self.subscriber.inbox().filter(|_| queue_ttl.is_some());
+        let token = inbox.map_or_else(new_token, |inbox| inbox.token());
         RedisAttempt {
             keys: LockKeys::new(&self.prefix, name),
-            token: new_token(),
+            registration: inbox.map(|inbox| inbox.register(&token)),
+            token,
             label: Arc::clone(&options.owner_label),
             lease: options.lease,
-            queue_ttl: (options.wait != Some(Duration::ZERO)).then_some(self.waiter_ttl),
+            queue_ttl,
             subscription: None,
             dedicated: None,
         }
@@ -119,9 +128,13 @@ impl LockSteps for Single {
             }
             Attempt::Held(hint) => hint,
         };
-        // Not subscribed yet: `wait` subscribes and returns, and the next try follows at once,
-        // so a release between this try and the subscription is not missed.
-        let pushed = attempt.subscription.as_ref().is_none_or(Subscription::live);
+        // Registered in a live inbox: a release after this try reaches the waiter. Not
+        // subscribed yet (a cluster): `wait` subscribes and returns, and the next try follows
+        // at once, so a release between this try and the subscription is not missed.
+        let pushed = match (&attempt.registration, &attempt.subscription) {
+            (Some(registration), _) => registration.live(),
+            (None, subscription) => subscription.as_ref().is_none_or(|s| s.live()),
+        };
         // The fallback timer: the key's expiry (crashed holders, lost messages, plain `SET NX`
         // holders that never publish), and refreshing our place in the queue.
         let mut busy = Busy {
@@ -136,6 +149,13 @@ impl LockSteps for Single {
     }
 
     async fn wait(&self, attempt: &mut RedisAttempt, until: Deadline) {
+        if let Some(registration) = attempt.registration.as_mut() {
+            if let Some(inbox) = self.subscriber.inbox() {
+                // The first wait of the service subscribes to its inbox (once, for good).
+                self.subscriber.open_inbox(inbox);
+            }
+            return turn(registration, &attempt.token, until).await;
+        }
         let Some(subscription) = attempt.subscription.as_mut() else {
             let timeout = self.node.link().timeout();
             let channel = attempt.keys.waiter_channel(&attempt.token);
@@ -143,19 +163,7 @@ impl LockSteps for Single {
             attempt.subscription = Some(subscribing.await);
             return;
         };
-        loop {
-            tokio::select! {
-                wake = subscription.changed() => {
-                    // A release wakes the first queued waiter alone, on its own channel,
-                    // naming it; `None` (a subscription made or lost) means try now.
-                    let next = wake.next.as_deref();
-                    if next.is_none_or(|next| next.is_empty() || next == attempt.token) {
-                        return;
-                    }
-                }
-                () = until.sleep() => return,
-            }
-        }
+        turn(subscription, &attempt.token, until).await;
     }
 
     /// Leaves the queue, so nobody waits for an entry that will not try again.
@@ -174,8 +182,8 @@ impl LockSteps for Single {
     /// else on the shared connection, where it queues behind anything already sent.
     async fn clean_up(&self, attempt: &mut RedisAttempt) -> Result<()> {
         if let (Some(mut connection), Some(replicas)) = (attempt.dedicated.take(), &self.replicas) {
-            let channels = self.node.link().channels();
-            let release = invocation::release(&attempt.keys, &attempt.token, None, channels);
+            let release =
+                invocation::release(&attempt.keys, &attempt.token, None, self.node.wake());
             let released: Result<(i64, i64)> = replicas.run_on(&mut connection, &release).await;
             if released.is_ok() {
                 return Ok(());
@@ -185,5 +193,21 @@ impl LockSteps for Single {
             .release(&attempt.keys, &attempt.token)
             .await
             .map(drop)
+    }
+}
+
+/// Waits until a wake-up names `token` (a release made it first in line) or says nothing of
+/// whom (a subscription made or lost: try now), or `until` passes.
+async fn turn(wakes: &mut Wakes, token: &str, until: Deadline) {
+    loop {
+        tokio::select! {
+            wake = wakes.changed() => {
+                let next = wake.next.as_deref();
+                if next.is_none_or(|next| next.is_empty() || next == token) {
+                    return;
+                }
+            }
+            () = until.sleep() => return,
+        }
     }
 }

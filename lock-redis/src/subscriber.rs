@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use crate::inbox::Inbox;
 use crate::pubsub::{Event, PubSub};
 use crate::source::Server;
 
@@ -40,6 +41,8 @@ enum Request {
 pub(crate) struct Subscriber {
     channels: Channels,
     requests: mpsc::UnboundedSender<Request>,
+    /// The service's inbox, where a plain server has one.
+    inbox: Option<Arc<Inbox>>,
 }
 
 impl std::fmt::Debug for Entry {
@@ -51,21 +54,51 @@ impl std::fmt::Debug for Entry {
 }
 
 impl Subscriber {
-    /// Starts the subscriber task; it ends when every clone of this handle is dropped.
-    pub(crate) fn start(server: Server, timeout: Duration) -> Self {
+    /// Starts the subscriber task; it ends when every clone of this handle is dropped. With
+    /// `inbox`, the service's waiters hear on it (subscribed on the first wait, then for good).
+    pub(crate) fn start(server: Server, timeout: Duration, inbox: Option<Inbox>) -> Self {
         let channels: Channels = Arc::default();
+        let inbox = inbox.map(Arc::new);
         let (requests, receiver) = mpsc::unbounded_channel();
         let task = Task {
             switches: server.switches(),
             server,
             timeout,
             channels: Arc::clone(&channels),
+            inbox: inbox.clone(),
             connection: None,
             retry_at: None,
             failures: 0,
         };
         tokio::spawn(task.run(receiver));
-        Self { channels, requests }
+        Self {
+            channels,
+            requests,
+            inbox,
+        }
+    }
+
+    /// The service's inbox, if it has one.
+    pub(crate) fn inbox(&self) -> Option<&Arc<Inbox>> {
+        self.inbox.as_ref()
+    }
+
+    /// Subscribes to the service's inbox, the first time only (then for the service's life);
+    /// its registrations turn live when the server confirms. No I/O here: the subscriber task
+    /// subscribes.
+    pub(crate) fn open_inbox(&self, inbox: &Inbox) {
+        if inbox.first_request() {
+            let channel = inbox.channel().to_owned();
+            lock(&self.channels).insert(
+                channel.clone(),
+                Entry {
+                    // The subscriber's own: the inbox stays subscribed for the service's life.
+                    waiters: 1,
+                    state: watch::Sender::new(Wake::default()),
+                },
+            );
+            let _ = self.requests.send(Request::Subscribe(channel));
+        }
     }
 
     /// Registers a waiter on `channel`, subscribing if it is the first, and waits up to
@@ -87,9 +120,9 @@ impl Subscriber {
         let mut subscription = Subscription {
             subscriber: self.clone(),
             channel: channel.to_owned(),
-            receiver,
+            wakes: Wakes::new(receiver),
         };
-        let receiver = &mut subscription.receiver;
+        let receiver = &mut subscription.wakes.0;
         let start = receiver.borrow_and_update().clone();
         if !start.live {
             let confirmed =
@@ -106,22 +139,45 @@ impl Subscriber {
 pub(crate) struct Subscription {
     subscriber: Subscriber,
     channel: String,
-    receiver: watch::Receiver<Wake>,
+    wakes: Wakes,
 }
 
-impl Subscription {
+impl std::ops::Deref for Subscription {
+    type Target = Wakes;
+
+    fn deref(&self) -> &Wakes {
+        &self.wakes
+    }
+}
+
+impl std::ops::DerefMut for Subscription {
+    fn deref_mut(&mut self) -> &mut Wakes {
+        &mut self.wakes
+    }
+}
+
+/// The wake-ups one waiter hears, on a channel of its own, its object's, or its service's
+/// inbox.
+#[derive(Debug)]
+pub(crate) struct Wakes(watch::Receiver<Wake>);
+
+impl Wakes {
+    pub(crate) fn new(receiver: watch::Receiver<Wake>) -> Self {
+        Self(receiver)
+    }
+
     /// Whether the server confirmed the subscription and the connection is up.
     pub(crate) fn live(&self) -> bool {
-        self.receiver.borrow().live
+        self.0.borrow().live
     }
 
     /// Waits for the next wake-up (a release, or a change of the connection's health) and
     /// returns it.
     pub(crate) async fn changed(&mut self) -> Wake {
-        if self.receiver.changed().await.is_err() {
+        if self.0.changed().await.is_err() {
             std::future::pending::<()>().await;
         }
-        self.receiver.borrow_and_update().clone()
+        self.0.borrow_and_update().clone()
     }
 }
 
@@ -153,6 +209,7 @@ struct Task {
     switches: Option<watch::Receiver<u64>>,
     timeout: Duration,
     channels: Channels,
+    inbox: Option<Arc<Inbox>>,
     connection: Option<PubSub>,
     retry_at: Option<Instant>,
     failures: u32,
@@ -259,8 +316,17 @@ impl Task {
         self.subscribe(channel).await;
     }
 
-    /// Moves one channel's counter, waking its waiters.
+    /// Moves one channel's counter, waking its waiters; a message in the inbox wakes the one
+    /// waiter it names.
     fn wake(&self, channel: &str, live: bool, next: Option<Arc<str>>) {
+        if let Some(inbox) = self
+            .inbox
+            .as_ref()
+            .filter(|inbox| inbox.channel() == channel)
+        {
+            inbox.deliver(live, next);
+            return;
+        }
         if let Some(entry) = lock(&self.channels).get(channel) {
             entry.state.send_modify(|wake| {
                 wake.generation += 1;
@@ -273,6 +339,9 @@ impl Task {
     /// The connection failed: drop it, tell every waiter to poll, and schedule a reconnect.
     fn failed(&mut self) {
         self.connection = None;
+        if let Some(inbox) = &self.inbox {
+            inbox.deliver(false, None);
+        }
         for entry in lock(&self.channels).values() {
             entry.state.send_modify(|wake| {
                 wake.generation += 1;

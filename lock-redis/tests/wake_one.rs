@@ -1,24 +1,29 @@
-//! A release wakes the first queued waiter alone: every waiting acquisition listens on a
-//! channel of its own, so a release's message reaches one connection however many wait, and
-//! the waiters behind the first neither wake nor try.
+//! A release wakes the first queued waiter alone: its message reaches one connection however
+//! many wait, the waiters behind the first neither wake nor try, and a service's waits share
+//! one subscription (its inbox), made on its first wait and kept.
 
 mod support;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use lock_core::{DistributedLockExt, LockName};
 use lock_redis::{RedisLock, redis};
 use lock_testkit::scaled_ms;
+use lock_testkit::servers::RedisServer;
 use tokio::time::Instant;
 
 const WAITERS: usize = 8;
 
-/// Every channel of the lock's key space with its subscriber count.
-async fn channels(conn: &mut redis::aio::MultiplexedConnection, tag: &str) -> Vec<(String, u64)> {
-    let pattern = format!("{tag}:released*");
+fn name(case: &str) -> LockName {
+    LockName::new(format!("wake-one/{case}/{:x}", rand::random::<u64>())).expect("name")
+}
+
+/// Every channel under the default prefix with its subscriber count.
+async fn channels(conn: &mut redis::aio::MultiplexedConnection) -> Vec<(String, u64)> {
     let names: Vec<String> = redis::cmd("PUBSUB")
         .arg("CHANNELS")
-        .arg(&pattern)
+        .arg("{distlock:*")
         .query_async(conn)
         .await
         .expect("PUBSUB CHANNELS");
@@ -35,11 +40,11 @@ async fn channels(conn: &mut redis::aio::MultiplexedConnection, tag: &str) -> Ve
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_release_is_heard_by_the_first_waiter_alone() {
-    let Some(url) = support::redis_url() else {
+    let Some(server) = lock_testkit::require(RedisServer::start()) else {
         return;
     };
-    let name = LockName::new(format!("wake-one/{:x}", rand::random::<u64>())).expect("name");
-    let tag = format!("{{distlock:{name}}}");
+    let url = server.url();
+    let name = name("heard");
     let client = redis::Client::open(url.as_str()).expect("client");
     let mut conn = client
         .get_multiplexed_async_connection()
@@ -62,7 +67,7 @@ async fn a_release_is_heard_by_the_first_waiter_alone() {
     // Every waiter queued and listening.
     let deadline = Instant::now() + scaled_ms(10_000);
     let listening = loop {
-        let found = channels(&mut conn, &tag).await;
+        let found = channels(&mut conn).await;
         let total: u64 = found.iter().map(|(_, count)| count).sum();
         if total == WAITERS as u64 || Instant::now() > deadline {
             break found;
@@ -77,9 +82,94 @@ async fn a_release_is_heard_by_the_first_waiter_alone() {
         Some(1),
         "a release's channel reaches {busiest:?} connections among {WAITERS} waiters: {listening:?}"
     );
-    // The grants still go round, in order, each woken by its predecessor's release.
+    // The grants still go round, each woken by its predecessor's release.
     held.release().await.expect("release");
     for waiter in waiters {
         waiter.await.expect("waiter");
     }
+}
+
+/// `INFO commandstats` calls by command name.
+fn calls(server: &RedisServer) -> BTreeMap<String, u64> {
+    let info = server.command("INFO commandstats").expect("INFO");
+    info.lines()
+        .filter_map(|line| {
+            let (name, rest) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+            let count = rest
+                .strip_prefix("calls=")?
+                .split(',')
+                .next()?
+                .parse()
+                .ok()?;
+            Some((name.to_owned(), count))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_services_waits_share_one_subscription_and_try_twice_at_most() {
+    const ROUNDS: u64 = 3;
+    let Some(server) = lock_testkit::require(RedisServer::start()) else {
+        return;
+    };
+    let url = server.url();
+    let holder = RedisLock::builder(&url).connect().await.expect("connect");
+    let lock = RedisLock::builder(&url).connect().await.expect("connect");
+    // The scripts loaded, the service's inbox subscribed: its first wait.
+    let warm = name("warm");
+    let held = holder.try_acquire(&warm).await.expect("try").expect("free");
+    let waiting = {
+        let (lock, warm) = (lock.clone(), warm.clone());
+        tokio::spawn(async move { lock.acquire_timeout(&warm, scaled_ms(20_000)).await })
+    };
+    tokio::time::sleep(scaled_ms(200)).await;
+    held.release().await.expect("release");
+    let guard = waiting.await.expect("task").expect("acquire");
+    guard.release().await.expect("release");
+    let before = calls(&server);
+    for _ in 0..ROUNDS {
+        let round = name("rounds");
+        let held = holder
+            .try_acquire(&round)
+            .await
+            .expect("try")
+            .expect("free");
+        let waiters: Vec<_> = (0..WAITERS)
+            .map(|_| {
+                let (lock, round) = (lock.clone(), round.clone());
+                tokio::spawn(async move {
+                    let guard = lock
+                        .acquire_timeout(&round, scaled_ms(20_000))
+                        .await
+                        .expect("granted within the wait");
+                    guard.release().await.expect("release");
+                })
+            })
+            .collect();
+        tokio::time::sleep(scaled_ms(200)).await;
+        held.release().await.expect("release");
+        for waiter in waiters {
+            waiter.await.expect("waiter");
+        }
+    }
+    let after = calls(&server);
+    let delta = |command: &str| {
+        after.get(command).copied().unwrap_or(0) - before.get(command).copied().unwrap_or(0)
+    };
+    let subscribes = delta("subscribe") + delta("unsubscribe");
+    assert_eq!(
+        subscribes,
+        0,
+        "{} waits of one service (un)subscribed {subscribes} times",
+        ROUNDS * WAITERS as u64
+    );
+    // Per round: the holder's try and release; per waiter: its try, the try when woken, its
+    // release.
+    let scripts = delta("evalsha");
+    let most = ROUNDS * (2 + 3 * WAITERS as u64);
+    assert!(
+        scripts <= most,
+        "{} waits ran {scripts} scripts (at most {most})",
+        ROUNDS * WAITERS as u64
+    );
 }

@@ -6,8 +6,7 @@
 //! receives when a distlock release names its first waiter, without the statements around it.
 //! A measured bound, not a lock: its clients share one process.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use lock_sql::sqlx::postgres::PgListener;
@@ -16,21 +15,7 @@ use tokio::sync::Notify;
 
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
-
-/// Who holds the relay of one name, and who waits for it in order.
-#[derive(Debug, Default)]
-struct Relay {
-    state: Mutex<(bool, VecDeque<usize>)>,
-    next_id: Mutex<usize>,
-}
-
-/// The relays of this process, by name: every client of a name shares one.
-fn relay(name: &str) -> Arc<Relay> {
-    static RELAYS: OnceLock<Mutex<HashMap<String, Arc<Relay>>>> = OnceLock::new();
-    let relays = RELAYS.get_or_init(Mutex::default);
-    let mut relays = relays.lock().unwrap_or_else(PoisonError::into_inner);
-    Arc::clone(relays.entry(name.to_owned()).or_default())
-}
+use crate::peers::relay::{Relay, relay};
 
 /// One client: its id in the relay, its statement connection, and the wake-up its listener
 /// task gives when a notification names it.
@@ -55,12 +40,8 @@ impl NotifyRelay {
     ///
     /// A connection's or the `LISTEN`'s error.
     pub async fn connect(url: &str, name: &str) -> BenchResult<Self> {
-        let relay = relay(name);
-        let id = {
-            let mut next = relay.next_id.lock().unwrap_or_else(PoisonError::into_inner);
-            *next += 1;
-            *next
-        };
+        let relay = relay(&format!("postgres:{name}"));
+        let id = relay.join();
         let channel = format!("relay_{:016x}", crate::scenarios::advisory_key(name));
         let mut listener = PgListener::connect(url).await?;
         listener.listen(&channel).await?;
@@ -102,17 +83,8 @@ impl Drop for NotifyRelay {
 #[async_trait]
 impl Contender for NotifyRelay {
     async fn acquire(&self) -> BenchResult<Box<dyn Held>> {
-        {
-            let mut state = self
-                .relay
-                .state
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if !state.0 {
-                state.0 = true;
-                return Ok(self.hold());
-            }
-            state.1.push_back(self.id);
+        if self.relay.take_or_queue(self.id) {
+            return Ok(self.hold());
         }
         // A notification that came before this wait left a permit: none is lost.
         self.woken.notified().await;
@@ -130,16 +102,7 @@ struct Handed {
 #[async_trait]
 impl Held for Handed {
     async fn release(self: Box<Self>) -> BenchResult<()> {
-        let next = {
-            let mut state = self
-                .relay
-                .state
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let next = state.1.pop_front();
-            state.0 = next.is_some();
-            next
-        };
+        let next = self.relay.pass();
         if let Some(next) = next {
             let mut connection = self.connection.lock().await;
             sqlx::query("SELECT pg_notify($1, $2)")

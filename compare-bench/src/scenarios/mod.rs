@@ -26,6 +26,7 @@ use crate::machine::crate_versions;
 use crate::peers::pg_floor::PgFloor;
 use crate::peers::pg_notify_floor::NotifyRelay;
 use crate::peers::pg_statement_floor::PgStatementFloor;
+use crate::peers::redis_handoff_floor::PublishRelay;
 use crate::peers::redis_script_floor::RedisScriptFloor;
 use crate::peers::zk_floor::ZkFloor;
 use crate::peers::{mysql, pg, redis_poll::RedisPollLock, rslock_peer::RsLock};
@@ -98,6 +99,9 @@ pub enum Kind {
     /// The floor of distlock's Redis scripts: lock-redis's acquire and release scripts sent by a
     /// bare client, uncontended only.
     RedisScriptFloor,
+    /// The Redis handoff floor: a `PUBLISH` on the next waiter's own channel, each client
+    /// subscribed on a connection of its own; contended only.
+    RedisHandoffFloor,
     /// Hand-written PostgreSQL unique-row lock, polling every this many milliseconds.
     PgRow(u64),
     /// PostgreSQL `pg_advisory_lock`.
@@ -126,6 +130,7 @@ impl Kind {
             Kind::RedisPoll(ms) => format!("SET NX PX + EVALSHA, {ms} ms poll"),
             Kind::RsLock => format!("rslock {}", crate_versions("rslock").join("/")),
             Kind::RedisScriptFloor => "acquire.lua/release.lua floor, bare EVALSHA".to_owned(),
+            Kind::RedisHandoffFloor => "PUBLISH handoff floor, a channel per client".to_owned(),
             Kind::PgRow(ms) => format!("INSERT ON CONFLICT/DELETE, {ms} ms poll"),
             Kind::PgAdvisory => "pg_advisory_lock".to_owned(),
             Kind::PgFloor => "INSERT/DELETE floor, no polling".to_owned(),
@@ -155,7 +160,8 @@ impl Kind {
             | Kind::PgStatementFloor
             | Kind::ZkFloor
             | Kind::PgNotifyFloor
-            | Kind::RedisScriptFloor => "floor (no lock semantics)",
+            | Kind::RedisScriptFloor
+            | Kind::RedisHandoffFloor => "floor (no lock semantics)",
         }
     }
 
@@ -170,14 +176,17 @@ impl Kind {
     /// Whether it takes part in the uncontended latency scenario: the handoff floor does
     /// nothing on the server without a waiter.
     pub fn uncontended(self) -> bool {
-        self != Kind::PgNotifyFloor
+        !matches!(self, Kind::PgNotifyFloor | Kind::RedisHandoffFloor)
     }
 
     /// The server it runs on.
     pub fn backend(self) -> &'static str {
         match self {
             Kind::Distlock(backend) => backend,
-            Kind::RedisPoll(_) | Kind::RsLock | Kind::RedisScriptFloor => "redis",
+            Kind::RedisPoll(_)
+            | Kind::RsLock
+            | Kind::RedisScriptFloor
+            | Kind::RedisHandoffFloor => "redis",
             Kind::PgRow(_)
             | Kind::PgAdvisory
             | Kind::PgFloor
@@ -229,6 +238,7 @@ pub fn all_kinds() -> Vec<Kind> {
         Kind::RedisPoll(1),
         Kind::RsLock,
         Kind::RedisScriptFloor,
+        Kind::RedisHandoffFloor,
         Kind::PgRow(1),
         Kind::PgAdvisory,
         Kind::PgFloor,
@@ -295,6 +305,7 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
         }
         Kind::RsLock => Arc::new(RsLock::new(&servers.redis, name)),
         Kind::RedisScriptFloor => Arc::new(RedisScriptFloor::connect(&servers.redis, name).await?),
+        Kind::RedisHandoffFloor => Arc::new(PublishRelay::connect(&servers.redis, name).await?),
         Kind::PgRow(ms) => {
             pg::ensure_table(&servers.postgres).await?;
             Arc::new(

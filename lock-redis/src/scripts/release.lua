@@ -1,10 +1,13 @@
 -- Release (also: leave the waiter queue): delete the lock only if it holds our token, drop our
 -- queue entry, and when either freed the way for someone, wake the first queued waiter alone:
--- publish its token on its own channel, KEYS[2] .. ':' .. TOKEN, so the waiters behind it
--- hear nothing (a release costs one message however many wait).
--- KEYS[1] lock key ('OWNER_TOKEN GRANTED_MS LABEL'), KEYS[2] the waiters' channel prefix,
--- KEYS[3] waiter queue, KEYS[4] waiter expiries.
--- ARGV[1] owner token. ARGV[2] (optional) a polling waiter's id whose count to drop as well.
+-- publish its token on its service's inbox, ARGV[2] .. SERVICE (the token's first 16 hex
+-- digits name its service), or, when ARGV[2] is '' (a cluster, where a script publishes only
+-- on its lock's slot), on the waiter's own channel, KEYS[2] .. ':' .. TOKEN. The waiters
+-- behind it hear nothing: a release costs one message however many wait.
+-- KEYS[1] lock key ('OWNER_TOKEN GRANTED_MS LABEL'), KEYS[2] the prefix of the waiters' own
+-- channels, KEYS[3] waiter queue, KEYS[4] waiter expiries.
+-- ARGV[1] owner token. ARGV[2] the inbox channel prefix, or ''. ARGV[3] (optional) a polling
+-- waiter's id whose count to drop as well.
 -- Returns {1, receivers} when the lock was ours and is deleted (receivers 0 when no waiter is
 -- queued and nothing was published), {0, 0} when it was not ours
 -- (nothing of anyone else's changed).
@@ -18,8 +21,8 @@ local function ours()
   local value = redis.call('GET', KEYS[1])
   return value and string.sub(value, 1, #ARGV[1] + 1) == ARGV[1] .. ' '
 end
-if ARGV[2] then
-  redis.call('ZREM', KEYS[4], ARGV[2])
+if ARGV[3] then
+  redis.call('ZREM', KEYS[4], ARGV[3])
 end
 if redis.call('EXISTS', KEYS[3]) == 0 then
   if ours() then
@@ -38,7 +41,11 @@ local receivers = 0
 if mine or (left == 1 and redis.call('EXISTS', KEYS[1]) == 0) then
   local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
   if head then
-    receivers = redis.call('PUBLISH', KEYS[2] .. ':' .. head, head)
+    local channel = KEYS[2] .. ':' .. head
+    if ARGV[2] ~= '' then
+      channel = ARGV[2] .. string.sub(head, 1, 16)
+    end
+    receivers = redis.call('PUBLISH', channel, head)
   end
 end
 if mine then
