@@ -95,9 +95,11 @@ impl Inbox {
             });
         };
         match next {
-            Some(token) => {
-                if let Some(sender) = waiters.get(&*token) {
-                    notify(sender, Some(token));
+            // `TOKEN`, or `TOKEN FENCE` for a waiter the release granted the lock to.
+            Some(message) => {
+                let token = message.split(' ').next().unwrap_or_default();
+                if let Some(sender) = waiters.get(token) {
+                    notify(sender, Some(message));
                 }
             }
             None => waiters.values().for_each(|sender| notify(sender, None)),

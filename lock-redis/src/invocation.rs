@@ -43,8 +43,10 @@ pub(crate) enum Fence {
 pub(crate) enum Waiting<'a> {
     /// Nothing: a single try.
     No,
-    /// A place in the waiter queue, kept this long without a refresh.
-    Queue(Duration),
+    /// A place in the waiter queue, kept `ttl` without a refresh; with `handoff`, the release
+    /// that makes it first in line grants it the lock directly (no replica must acknowledge
+    /// the grant first).
+    Queue { ttl: Duration, handoff: bool },
     /// A count as a polling waiter (Redlock) under `id`, kept `ttl` without a refresh; never a
     /// place in the queue. `counted`: an earlier round may have counted it, so a grant drops
     /// that count.
@@ -63,10 +65,10 @@ pub(crate) fn acquire<'a>(
     waiting: Waiting<'_>,
     fence: Fence,
 ) -> ScriptInvocation<'a> {
-    let (mode, ttl, id) = match waiting {
-        Waiting::No => ("0", Duration::ZERO, ""),
-        Waiting::Queue(ttl) => ("1", ttl, ""),
-        Waiting::Poll { id, ttl, counted } => (if counted { "3" } else { "2" }, ttl, id),
+    let (mode, ttl, id, handoff) = match waiting {
+        Waiting::No => ("0", Duration::ZERO, "", false),
+        Waiting::Queue { ttl, handoff } => ("1", ttl, "", handoff),
+        Waiting::Poll { id, ttl, counted } => (if counted { "3" } else { "2" }, ttl, id, false),
     };
     let mut invocation = ACQUIRE.prepare_invoke();
     invocation
@@ -74,13 +76,15 @@ pub(crate) fn acquire<'a>(
         .key(&keys.fence)
         .key(&keys.queue)
         .key(&keys.queue_expiry)
+        .key(&keys.queue_terms)
         .arg(owner.token)
         .arg(millis(lease))
         .arg(mode)
         .arg(millis(ttl))
         .arg(owner.label)
         .arg(id)
-        .arg(u8::from(fence == Fence::Take));
+        .arg(u8::from(fence == Fence::Take))
+        .arg(u8::from(handoff));
     invocation
 }
 
@@ -108,6 +112,8 @@ pub(crate) fn release<'a>(
         .key(&keys.channel)
         .key(&keys.queue)
         .key(&keys.queue_expiry)
+        .key(&keys.queue_terms)
+        .key(&keys.fence)
         .arg(token)
         .arg(wake.inboxes);
     if let Some(poller) = poller {

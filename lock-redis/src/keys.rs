@@ -19,6 +19,9 @@ pub(crate) struct LockKeys {
     /// `{PREFIX:NAME}:queue:expiry`: when each waiter is dropped unless it refreshes (queued
     /// waiters, and Redlock's polling waiters, which are counted here but never queued).
     pub(crate) queue_expiry: String,
+    /// `{PREFIX:NAME}:queue:terms`: the lease and label of each queued waiter a release may
+    /// grant the lock to directly (a hash: token -> `LEASE_MS LABEL`).
+    pub(crate) queue_terms: String,
 }
 
 impl LockKeys {
@@ -35,6 +38,7 @@ impl LockKeys {
             channel: format!("{tag}:released"),
             queue: format!("{tag}:queue"),
             queue_expiry: format!("{tag}:queue:expiry"),
+            queue_terms: format!("{tag}:queue:terms"),
             lock: tag,
         }
     }

@@ -57,7 +57,13 @@ mod tests {
             let keys = LockKeys::new("p", &LockName::new(name).expect("valid name"));
             let back = lock_name_of("p", keys.lock.as_bytes());
             assert_eq!(back.as_ref().map(LockName::as_str), Some(name));
-            for other in [&keys.fence, &keys.queue, &keys.queue_expiry, &keys.channel] {
+            for other in [
+                &keys.fence,
+                &keys.queue,
+                &keys.queue_expiry,
+                &keys.queue_terms,
+                &keys.channel,
+            ] {
                 assert_eq!(lock_name_of("p", other.as_bytes()), None, "{other}");
             }
             assert_eq!(lock_name_of("q", keys.lock.as_bytes()), None);

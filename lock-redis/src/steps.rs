@@ -44,9 +44,24 @@ pub(crate) struct RedisAttempt {
     registration: Option<Registration>,
     subscription: Option<Subscription>,
     dedicated: Option<Connection>,
+    /// When the last try that found the lock held was sent: a release that grants this
+    /// attempt the lock runs after that try, so the lease runs from no earlier than then.
+    busy_sent: Option<Instant>,
+    /// The fence of a grant a release made and announced.
+    handed: Option<u64>,
 }
 
 impl Single {
+    /// The grant of `attempt`'s lock with `fence`, its lease counted from `sent`.
+    fn granted(&self, attempt: &RedisAttempt, fence: u64, sent: Instant) -> Try {
+        let held = SingleHeld {
+            node: self.node.clone(),
+            lock: attempt.keys.lock.as_str().into(),
+            token: attempt.token.as_str().into(),
+        };
+        Try::Granted(Grant::new(fence, Arc::new(held), sent))
+    }
+
     /// Runs the acquire script, on a dedicated connection followed by `WAIT` when replicas
     /// must acknowledge grants.
     async fn run_acquire(&self, attempt: &mut RedisAttempt) -> Result<Attempt> {
@@ -54,7 +69,11 @@ impl Single {
             token: &attempt.token,
             label: &attempt.label,
         };
-        let waiting = attempt.queue_ttl.map_or(Waiting::No, Waiting::Queue);
+        let waiting = attempt.queue_ttl.map_or(Waiting::No, |ttl| Waiting::Queue {
+            ttl,
+            // A grant that replicas must acknowledge is the acquirer's to wait for.
+            handoff: self.replicas.is_none(),
+        });
         let keys = &attempt.keys;
         let Some(replicas) = &self.replicas else {
             return self
@@ -112,22 +131,27 @@ impl LockSteps for Single {
             queue_ttl,
             subscription: None,
             dedicated: None,
+            busy_sent: None,
+            handed: None,
         }
     }
 
+    /// A release that granted this attempt the lock said so: it holds it at once, its lease
+    /// counted from its last try. When that try is more than half a lease old (a long wait
+    /// with a short lease), it tries instead, which keeps the grant at a fresh lease.
     async fn try_once(&self, attempt: &mut RedisAttempt) -> Result<Try> {
+        let handed = attempt.handed.take();
+        if let (Some(fence), Some(sent)) = (handed, attempt.busy_sent) {
+            if sent.elapsed() < attempt.lease / 2 {
+                return Ok(self.granted(attempt, fence, sent));
+            }
+        }
         let sent = Instant::now();
         let hint = match self.run_acquire(attempt).await? {
-            Attempt::Granted(fence) => {
-                let held = SingleHeld {
-                    node: self.node.clone(),
-                    lock: attempt.keys.lock.as_str().into(),
-                    token: attempt.token.as_str().into(),
-                };
-                return Ok(Try::Granted(Grant::new(fence, Arc::new(held), sent)));
-            }
+            Attempt::Granted(fence) => return Ok(self.granted(attempt, fence, sent)),
             Attempt::Held(hint) => hint,
         };
+        attempt.busy_sent = Some(sent);
         // Registered in a live inbox: a release after this try reaches the waiter. Not
         // subscribed yet (a cluster): `wait` subscribes and returns, and the next try follows
         // at once, so a release between this try and the subscription is not missed.
@@ -154,7 +178,8 @@ impl LockSteps for Single {
                 // The first wait of the service subscribes to its inbox (once, for good).
                 self.subscriber.open_inbox(inbox);
             }
-            return turn(registration, &attempt.token, until).await;
+            attempt.handed = turn(registration, &attempt.token, until).await;
+            return;
         }
         let Some(subscription) = attempt.subscription.as_mut() else {
             let timeout = self.node.link().timeout();
@@ -163,7 +188,7 @@ impl LockSteps for Single {
             attempt.subscription = Some(subscribing.await);
             return;
         };
-        turn(subscription, &attempt.token, until).await;
+        attempt.handed = turn(subscription, &attempt.token, until).await;
     }
 
     /// Leaves the queue, so nobody waits for an entry that will not try again.
@@ -196,18 +221,22 @@ impl LockSteps for Single {
     }
 }
 
-/// Waits until a wake-up names `token` (a release made it first in line) or says nothing of
-/// whom (a subscription made or lost: try now), or `until` passes.
-async fn turn(wakes: &mut Wakes, token: &str, until: Deadline) {
+/// Waits until a wake-up names `token` (a release made it first in line, or granted it the
+/// lock: then the grant's fence) or says nothing of whom (a subscription made or lost: try
+/// now), or `until` passes.
+async fn turn(wakes: &mut Wakes, token: &str, until: Deadline) -> Option<u64> {
     loop {
         tokio::select! {
             wake = wakes.changed() => {
-                let next = wake.next.as_deref();
-                if next.is_none_or(|next| next.is_empty() || next == token) {
-                    return;
+                let Some(message) = wake.next.as_deref().filter(|next| !next.is_empty()) else {
+                    return None;
+                };
+                let (named, fence) = message.split_once(' ').unwrap_or((message, ""));
+                if named == token {
+                    return fence.parse().ok();
                 }
             }
-            () = until.sleep() => return,
+            () = until.sleep() => return None,
         }
     }
 }

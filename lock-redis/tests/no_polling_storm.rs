@@ -42,6 +42,9 @@ const SCRIPT_INTERNAL: &[&str] = &[
     "exists",
     "publish",
     "pexpire",
+    "hset",
+    "hget",
+    "hdel",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

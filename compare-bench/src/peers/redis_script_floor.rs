@@ -16,9 +16,9 @@ use crate::contend::{Contender, Held};
 #[derive(Clone)]
 pub struct RedisScriptFloor {
     connection: MultiplexedConnection,
-    /// The lock key, fence counter, wake-up channel, queue and queue expiries, named as
-    /// lock-redis names them under its default prefix.
-    keys: [String; 5],
+    /// The lock key, fence counter, wake-up channel prefix, queue, queue expiries and queued
+    /// waiters' grant terms, named as lock-redis names them.
+    keys: [String; 6],
     acquire: Script,
     release: Script,
 }
@@ -60,6 +60,7 @@ impl RedisScriptFloor {
                 format!("{tag}:released"),
                 format!("{tag}:queue"),
                 format!("{tag}:queue:expiry"),
+                format!("{tag}:queue:terms"),
             ],
             acquire: Script::new(include_str!("../../../lock-redis/src/scripts/acquire.lua")),
             release: Script::new(include_str!("../../../lock-redis/src/scripts/release.lua")),
@@ -76,7 +77,7 @@ struct ScriptHeld {
 impl Contender for RedisScriptFloor {
     async fn acquire(&self) -> BenchResult<Box<dyn Held>> {
         let token = super::token();
-        let [lock, fence, _, queue, expiry] = &self.keys;
+        let [lock, fence, _, queue, expiry, terms] = &self.keys;
         let mut connection = self.connection.clone();
         let (granted, _fence): (i64, i64) = self
             .acquire
@@ -84,12 +85,14 @@ impl Contender for RedisScriptFloor {
             .key(fence)
             .key(queue)
             .key(expiry)
+            .key(terms)
             .arg(&token)
             .arg(LEASE.as_millis() as u64)
             .arg("1")
             .arg(WAITER_TTL.as_millis() as u64)
             .arg(format!("floor:{}", std::process::id()))
             .arg("")
+            .arg(1)
             .arg(1)
             .invoke_async(&mut connection)
             .await?;
@@ -106,7 +109,7 @@ impl Contender for RedisScriptFloor {
 #[async_trait]
 impl Held for ScriptHeld {
     async fn release(self: Box<Self>) -> BenchResult<()> {
-        let [lock, _, channel, queue, expiry] = &self.floor.keys;
+        let [lock, fence, channel, queue, expiry, terms] = &self.floor.keys;
         let mut connection = self.floor.connection.clone();
         let (_released, _receivers): (i64, i64) = self
             .floor
@@ -115,7 +118,10 @@ impl Held for ScriptHeld {
             .key(channel)
             .key(queue)
             .key(expiry)
+            .key(terms)
+            .key(fence)
             .arg(&self.token)
+            .arg("")
             .invoke_async(&mut connection)
             .await?;
         Ok(())
