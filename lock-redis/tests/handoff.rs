@@ -70,9 +70,21 @@ async fn the_release_grants_the_first_waiter_with_the_next_fence_and_a_safe_leas
         .query_async(&mut raw)
         .await
         .expect("read the lock");
-    assert_eq!(counter, guard.fencing_token(), "the counter names the grant");
-    assert_ne!(value.split(' ').next(), before.split(' ').next(), "the holder's token");
-    assert_eq!(label(&value), label(&before), "the waiter's label: {value:?}");
+    assert_eq!(
+        counter,
+        guard.fencing_token(),
+        "the counter names the grant"
+    );
+    assert_ne!(
+        value.split(' ').next(),
+        before.split(' ').next(),
+        "the holder's token"
+    );
+    assert_eq!(
+        label(&value),
+        label(&before),
+        "the waiter's label: {value:?}"
+    );
     // The guard counts on no more than the key lives.
     let key_ends = Instant::now() + Duration::from_millis(pttl.max(0) as u64);
     assert!(
@@ -125,7 +137,10 @@ async fn a_first_waiter_that_stopped_refreshing_is_passed_over() {
         .query_async(&mut raw)
         .await
         .expect("GET");
-    assert!(!value.starts_with(&dead), "the dead waiter was granted the lock");
+    assert!(
+        !value.starts_with(&dead),
+        "the dead waiter was granted the lock"
+    );
     guard.release().await.expect("release");
 }
 
@@ -162,7 +177,11 @@ async fn a_waiter_that_missed_its_grant_finds_the_lock_its_own() {
         .query_async(&mut raw)
         .await
         .expect("read the lock");
-    assert_eq!(counter, guard.fencing_token(), "the fence of the grant it missed");
+    assert_eq!(
+        counter,
+        guard.fencing_token(),
+        "the fence of the grant it missed"
+    );
     assert_eq!(value.splitn(3, ' ').count(), 3, "value {value:?}");
     guard.release().await.expect("release");
     let gone: i64 = redis::cmd("EXISTS")
