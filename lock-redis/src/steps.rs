@@ -228,9 +228,7 @@ async fn turn(wakes: &mut Wakes, token: &str, until: Deadline) -> Option<u64> {
     loop {
         tokio::select! {
             wake = wakes.changed() => {
-                let Some(message) = wake.next.as_deref().filter(|next| !next.is_empty()) else {
-                    return None;
-                };
+                let message = wake.next.as_deref().filter(|next| !next.is_empty())?;
                 let (named, fence) = message.split_once(' ').unwrap_or((message, ""));
                 if named == token {
                     return fence.parse().ok();
