@@ -10,6 +10,7 @@ use std::time::Duration;
 use lock_core::{DistributedLockExt, LockName};
 use lock_redis::{RedisLock, redis};
 use lock_testkit::scaled_ms;
+use lock_testkit::servers::RedisServer;
 use tokio::time::Instant;
 
 fn name(case: &str) -> LockName {
@@ -146,9 +147,11 @@ async fn a_first_waiter_that_stopped_refreshing_is_passed_over() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_waiter_that_missed_its_grant_finds_the_lock_its_own() {
-    let Some(url) = support::redis_url() else {
+    // A server of its own: the test closes every subscriber connection on it.
+    let Some(server) = lock_testkit::require(RedisServer::start()) else {
         return;
     };
+    let url = server.url();
     let name = name("missed");
     let holder = connect(&url, Duration::from_secs(60)).await;
     // A short fallback timer: the waiter's next try comes 300 ms after its last.
