@@ -83,11 +83,7 @@ impl Drop for NotifyRelay {
 #[async_trait]
 impl Contender for NotifyRelay {
     async fn acquire(&self) -> BenchResult<Box<dyn Held>> {
-        if self.relay.take_or_queue(self.id) {
-            return Ok(self.hold());
-        }
-        // A notification that came before this wait left a permit: none is lost.
-        self.woken.notified().await;
+        self.relay.take(self.id, &self.woken).await;
         Ok(self.hold())
     }
 }

@@ -85,11 +85,7 @@ impl Drop for PublishRelay {
 #[async_trait]
 impl Contender for PublishRelay {
     async fn acquire(&self) -> BenchResult<Box<dyn Held>> {
-        if self.relay.take_or_queue(self.id) {
-            return Ok(self.hold());
-        }
-        // A message that came before this wait left a permit: none is lost.
-        self.woken.notified().await;
+        self.relay.take(self.id, &self.woken).await;
         Ok(self.hold())
     }
 }

@@ -5,6 +5,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use tokio::sync::Notify;
+
 /// One name's relay, shared by every client of it in this process.
 #[derive(Debug, Default)]
 pub struct Relay {
@@ -31,7 +33,7 @@ impl Relay {
 
     /// Takes the relay when nobody holds it (`true`); otherwise queues `id` (`false`), and the
     /// client waits for its wake-up.
-    pub fn take_or_queue(&self, id: usize) -> bool {
+    fn take_or_queue(&self, id: usize) -> bool {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.0 {
             state.1.push_back(id);
@@ -48,5 +50,14 @@ impl Relay {
         let next = state.1.pop_front();
         state.0 = next.is_some();
         next
+    }
+
+    /// Waits for the relay as client `id`: takes it when free, else queues and waits for the
+    /// wake-up its floor's listener gives on `woken` (a wake-up that came before this wait left
+    /// a permit: none is lost).
+    pub async fn take(&self, id: usize, woken: &Notify) {
+        if !self.take_or_queue(id) {
+            woken.notified().await;
+        }
     }
 }

@@ -8,6 +8,7 @@ pub mod election;
 pub mod failover;
 pub mod herd;
 pub mod holding;
+mod kinds;
 pub mod latency;
 pub mod many;
 pub mod shared;
@@ -22,7 +23,6 @@ use lock_testkit::servers::ZkServer;
 
 use crate::BenchResult;
 use crate::contend::{Contender, DistlockContender};
-use crate::machine::crate_versions;
 use crate::peers::pg_floor::PgFloor;
 use crate::peers::pg_notify_floor::NotifyRelay;
 use crate::peers::pg_statement_floor::PgStatementFloor;
@@ -32,6 +32,10 @@ use crate::peers::zk_floor::ZkFloor;
 use crate::peers::{mysql, pg, redis_poll::RedisPollLock, rslock_peer::RsLock};
 use crate::record::Record;
 use crate::servers::{Servers, host_port};
+
+pub use kinds::{
+    BACKENDS, Kind, REDIS_CLUSTER, ROLE_LIBRARY, ROLE_OURS, SWEPT_BACKENDS, all_kinds,
+};
 
 /// What a scenario needs: the servers, the run's size, and where results go.
 #[derive(Debug)]
@@ -84,171 +88,6 @@ impl Ctx {
             .filter(|kind| kind.backend() != REDIS_CLUSTER || self.servers.redis_cluster.is_some())
             .collect()
     }
-}
-
-/// A lock implementation under test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// distlock over one backend (`memory`, `sqlite`, `postgres`, `mysql`, `redis`,
-    /// `redis-cluster`, `zookeeper`).
-    Distlock(&'static str),
-    /// Hand-written Redis `SET NX PX` + Lua release, polling every this many milliseconds.
-    RedisPoll(u64),
-    /// The rslock crate on one Redis.
-    RsLock,
-    /// The floor of distlock's Redis scripts: lock-redis's acquire and release scripts sent by a
-    /// bare client, uncontended only.
-    RedisScriptFloor,
-    /// The Redis handoff floor: a `PUBLISH` on the next waiter's own channel, each client
-    /// subscribed on a connection of its own; contended only.
-    RedisHandoffFloor,
-    /// Hand-written PostgreSQL unique-row lock, polling every this many milliseconds.
-    PgRow(u64),
-    /// PostgreSQL `pg_advisory_lock`.
-    PgAdvisory,
-    /// The PostgreSQL floor: one `INSERT` and one `DELETE`, uncontended only.
-    PgFloor,
-    /// The floor of distlock's PostgreSQL statements: lock-sql's acquire and release
-    /// statements sent by a bare client, uncontended only.
-    PgStatementFloor,
-    /// The PostgreSQL handoff floor: a `pg_notify` naming the next waiter, each client
-    /// listening on a connection of its own; contended only.
-    PgNotifyFloor,
-    /// The ZooKeeper floor: create an ephemeral node and delete it, uncontended only.
-    ZkFloor,
-    /// MySQL/MariaDB `GET_LOCK` and `RELEASE_LOCK`.
-    MySqlGetLock,
-    /// Hand-written MySQL/MariaDB unique-row lock, polling every this many milliseconds.
-    MySqlRow(u64),
-}
-
-impl Kind {
-    /// The `system` label: library and version.
-    pub fn system(self) -> String {
-        match self {
-            Kind::Distlock(_) => format!("distlock {}", env!("CARGO_PKG_VERSION")),
-            Kind::RedisPoll(ms) => format!("SET NX PX + EVALSHA, {ms} ms poll"),
-            Kind::RsLock => format!("rslock {}", crate_versions("rslock").join("/")),
-            Kind::RedisScriptFloor => "acquire.lua/release.lua floor, bare EVALSHA".to_owned(),
-            Kind::RedisHandoffFloor => "PUBLISH handoff floor, a channel per client".to_owned(),
-            Kind::PgRow(ms) => format!("INSERT ON CONFLICT/DELETE, {ms} ms poll"),
-            Kind::PgAdvisory => "pg_advisory_lock".to_owned(),
-            Kind::PgFloor => "INSERT/DELETE floor, no polling".to_owned(),
-            Kind::PgStatementFloor => {
-                "acquire_first.sql/release.sql floor, one connection".to_owned()
-            }
-            Kind::PgNotifyFloor => "pg_notify handoff floor, a listener per client".to_owned(),
-            Kind::ZkFloor => format!(
-                "create+delete floor, zookeeper-client {}",
-                crate_versions("zookeeper-client").join("/")
-            ),
-            Kind::MySqlGetLock => "GET_LOCK/RELEASE_LOCK".to_owned(),
-            Kind::MySqlRow(ms) => format!("INSERT IGNORE/DELETE, {ms} ms poll"),
-        }
-    }
-
-    /// What the system is, for a reader of the report: the product, a lock library, a lock
-    /// written by hand on the server's primitives, or a floor (the same server work as a lock
-    /// with no lock around it, which no lock can beat).
-    pub fn role(self) -> &'static str {
-        match self {
-            Kind::Distlock(_) => ROLE_OURS,
-            Kind::RsLock => ROLE_LIBRARY,
-            Kind::RedisPoll(_) | Kind::PgRow(_) | Kind::MySqlRow(_) => "hand-written lock",
-            Kind::PgAdvisory | Kind::MySqlGetLock => "server's built-in lock",
-            Kind::PgFloor
-            | Kind::PgStatementFloor
-            | Kind::ZkFloor
-            | Kind::PgNotifyFloor
-            | Kind::RedisScriptFloor
-            | Kind::RedisHandoffFloor => "floor (no lock semantics)",
-        }
-    }
-
-    /// Whether it takes part in the contention sweep: the uncontended floors cannot wait.
-    pub fn contends(self) -> bool {
-        !matches!(
-            self,
-            Kind::PgFloor | Kind::PgStatementFloor | Kind::ZkFloor | Kind::RedisScriptFloor
-        )
-    }
-
-    /// Whether it takes part in the uncontended latency scenario: the handoff floor does
-    /// nothing on the server without a waiter.
-    pub fn uncontended(self) -> bool {
-        !matches!(self, Kind::PgNotifyFloor | Kind::RedisHandoffFloor)
-    }
-
-    /// The server it runs on.
-    pub fn backend(self) -> &'static str {
-        match self {
-            Kind::Distlock(backend) => backend,
-            Kind::RedisPoll(_)
-            | Kind::RsLock
-            | Kind::RedisScriptFloor
-            | Kind::RedisHandoffFloor => "redis",
-            Kind::PgRow(_)
-            | Kind::PgAdvisory
-            | Kind::PgFloor
-            | Kind::PgStatementFloor
-            | Kind::PgNotifyFloor => "postgres",
-            Kind::MySqlGetLock | Kind::MySqlRow(_) => "mysql",
-            Kind::ZkFloor => "zookeeper",
-        }
-    }
-}
-
-/// The [`Kind::role`] of distlock.
-pub const ROLE_OURS: &str = "distlock";
-
-/// The [`Kind::role`] of a lock library (Curator too).
-pub const ROLE_LIBRARY: &str = "library";
-
-/// The distlock backends, in report order.
-pub const BACKENDS: [&str; 6] = [
-    "memory",
-    "sqlite",
-    "postgres",
-    "mysql",
-    "redis",
-    "zookeeper",
-];
-
-/// distlock through `redis+cluster://` on a Redis Cluster of
-/// [`CLUSTER_PRIMARIES`](crate::servers::CLUSTER_PRIMARIES) shards: a backend of the latency and
-/// contention scenarios only, beside single Redis.
-pub const REDIS_CLUSTER: &str = "redis-cluster";
-
-/// The distlock backends of the latency and contention scenarios and of the headline, in report
-/// order: [`BACKENDS`] with the Redis Cluster after single Redis.
-pub const SWEPT_BACKENDS: [&str; 7] = [
-    "memory",
-    "sqlite",
-    "postgres",
-    "mysql",
-    "redis",
-    REDIS_CLUSTER,
-    "zookeeper",
-];
-
-/// Every system of the latency and contention scenarios except Curator (a JVM, run apart).
-pub fn all_kinds() -> Vec<Kind> {
-    let mut kinds: Vec<Kind> = SWEPT_BACKENDS.iter().map(|b| Kind::Distlock(b)).collect();
-    kinds.extend([
-        Kind::RedisPoll(1),
-        Kind::RsLock,
-        Kind::RedisScriptFloor,
-        Kind::RedisHandoffFloor,
-        Kind::PgRow(1),
-        Kind::PgAdvisory,
-        Kind::PgFloor,
-        Kind::PgStatementFloor,
-        Kind::PgNotifyFloor,
-        Kind::MySqlGetLock,
-        Kind::MySqlRow(1),
-        Kind::ZkFloor,
-    ]);
-    kinds
 }
 
 /// A ZooKeeper with a 200 ms tick, so sessions can be as short as 400 ms (ZooKeeper clamps them
