@@ -91,7 +91,7 @@ async fn acquire_statement_is_right_in_both_assignment_orders() {
         let mut attempt = async |owner: u8, lease_us: i64| {
             let (token, label) = ([owner; 16], format!("holder-{owner}"));
             let label = label.as_bytes();
-            sqlx::query(sqlx::AssertSqlSafe(acquire.clone()))
+            let reported = sqlx::query(sqlx::AssertSqlSafe(acquire.clone()))
                 .bind(name.as_bytes())
                 .bind(&token[..])
                 .bind(lease_us)
@@ -105,7 +105,8 @@ async fn acquire_statement_is_right_in_both_assignment_orders() {
                 .bind(&token[..])
                 .execute(&mut conn)
                 .await
-                .expect("acquire statement");
+                .expect("acquire statement")
+                .last_insert_id();
             let row: (i64, Vec<u8>, Vec<u8>, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "SELECT fence, owner, owner_label, \
                  TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', granted_at) \
@@ -116,7 +117,21 @@ async fn acquire_statement_is_right_in_both_assignment_orders() {
             .await
             .expect("read row");
             let holder = String::from_utf8(row.2).expect("UTF-8 label");
-            ((row.0, row.1 == token), (holder, row.3))
+            let ours = row.1 == token;
+            // The statement's insert id: the fence when granted, else 2^63 + the lease left
+            // (every refused try below asks for the lease its holder was granted).
+            if ours {
+                assert_eq!(reported, row.0 as u64, "a grant reported another fence");
+            } else {
+                let left = reported
+                    .checked_sub(1 << 63)
+                    .expect("a refusal reported a fence");
+                assert!(
+                    (1..=lease_us as u64).contains(&left),
+                    "a refusal reported {left} us left of a {lease_us} us lease"
+                );
+            }
+            ((row.0, ours), (holder, row.3))
         };
         let ((first, ours), (label, granted)) = attempt(1, 300_000).await;
         assert!(ours && first > 0, "fresh row not granted");

@@ -8,13 +8,20 @@
 -- MariaDB's SIMULTANEOUS_ASSIGNMENT mode sees the old row instead. The test for the columns
 -- after `owner` is true in both cases exactly when `owner` was taken over: the old row was
 -- free, or `owner` now holds our fresh random token.
+-- The outcome comes back in the OK packet's insert id, set by LAST_INSERT_ID(expr), so that
+-- no read follows: the new fence when granted (a signed counter: below 2^63), or 2^63 plus
+-- the holder's remaining lease in microseconds when refused. The VALUES row is evaluated
+-- before the duplicate key is found, so on an existing row the update's call comes last.
 INSERT INTO `{table}` (name, owner, fence, lease_end, owner_label, granted_at)
-VALUES (?, ?, CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED),
+VALUES (?, ?, LAST_INSERT_ID(CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)),
         UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, ?, UTC_TIMESTAMP(6))
 ON DUPLICATE KEY UPDATE
     owner = IF(owner IS NULL OR lease_end <= UTC_TIMESTAMP(6), ?, owner),
     fence = IF(owner IS NULL OR lease_end <= UTC_TIMESTAMP(6) OR owner = ?,
-               GREATEST(fence + 1, CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)), fence),
+               LAST_INSERT_ID(GREATEST(fence + 1, CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED))),
+               IF(LAST_INSERT_ID(9223372036854775808
+                                 + TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_end)) > 0,
+                  fence, fence)),
     lease_end = IF(owner IS NULL OR lease_end <= UTC_TIMESTAMP(6) OR owner = ?,
                    UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, lease_end),
     owner_label = IF(owner IS NULL OR lease_end <= UTC_TIMESTAMP(6) OR owner = ?,

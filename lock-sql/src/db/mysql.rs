@@ -5,7 +5,6 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use lock_core::Result;
-use sqlx::Row;
 use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError};
 use sqlx::pool::PoolConnection;
 
@@ -15,7 +14,7 @@ mod renewals;
 use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::pool::Stash;
 use super::renewals::Renewals;
-use super::{Attempt, Owner, Schema, Waiting, fence, remaining, settle, statement, whole};
+use super::{Attempt, Owner, Schema, Waiting, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
 use renewals::MyRenewer;
@@ -49,7 +48,6 @@ pub(crate) struct MyDb {
 struct Statements {
     schema: Schema,
     acquire: sqlx::SqlStr,
-    peek: sqlx::SqlStr,
     release: sqlx::SqlStr,
     wait_register: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
@@ -92,7 +90,6 @@ impl MyDb {
                 )
             }),
             acquire: statement(include_str!("../../sql/mysql/acquire.sql"), table, ""),
-            peek: statement(include_str!("../../sql/mysql/peek.sql"), table, ""),
             release: statement(include_str!("../../sql/mysql/release.sql"), table, ""),
             wait_register: statement(include_str!("../../sql/mysql/wait_register.sql"), table, ""),
             wait_leave: statement(include_str!("../../sql/mysql/wait_leave.sql"), table, ""),
@@ -151,9 +148,7 @@ impl MyDb {
             .await
     }
 
-    /// The upsert, then a read of the row on the same connection. The read is exact for the
-    /// grant: `fence` changes only together with `owner`, and `owner` is our fresh random token
-    /// until our lease ends, so "owner is ours" means "this fence is ours".
+    /// The upsert, whose insert id reports the outcome (see `acquire.sql`): one round trip.
     /// `_waiting`: this dialect does not queue; [`super::Db::acquire`] places the entry.
     pub(crate) async fn acquire(
         &self,
@@ -180,23 +175,10 @@ impl MyDb {
             .bind(token);
         let result = timed(self.timeout, upsert.execute(&mut **conn)).await;
         match settle(conn, result) {
-            Err(SqlError::Sqlx(error)) if contended(&error) => return Ok(Attempt::Contended),
-            other => {
-                other?;
-            }
+            Err(SqlError::Sqlx(error)) if contended(&error) => Ok(Attempt::Contended),
+            Err(error) => Err(error),
+            Ok(done) => outcome(done.last_insert_id()),
         }
-        let peek = sqlx::query(self.sql.peek.clone()).bind(name);
-        let result = timed(self.timeout, peek.fetch_optional(&mut **conn)).await;
-        let Some(row) = settle(conn, result)? else {
-            // Deleted by hand between the two statements: nothing to wait for.
-            return Ok(Attempt::Held(Some(Duration::ZERO)));
-        };
-        let holder: Option<Vec<u8>> = row.try_get("owner")?;
-        if holder.as_deref() == Some(token) {
-            return Ok(Attempt::Granted(fence(row.try_get("fence")?)?));
-        }
-        let left: Option<i64> = row.try_get("remaining_us")?;
-        Ok(Attempt::Held(remaining(left, MICROSECOND)))
     }
 
     pub(crate) async fn release(
@@ -274,6 +256,24 @@ impl MyDb {
         let query = sqlx::query(self.sql.sever.clone()).bind(name.as_bytes());
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
         Ok(settle(&mut conn, result)?.rows_affected() > 0)
+    }
+}
+
+/// Set in the acquire statement's insert id when the try was refused; the bits below it hold
+/// the holder's remaining lease in microseconds. A fence is a signed counter: always below it.
+const REFUSED: u64 = 1 << 63;
+
+/// The acquire statement's outcome from its insert id: the new fence, or the holder's lease.
+fn outcome(insert_id: u64) -> Result<Attempt, SqlError> {
+    match insert_id {
+        0 => Err(SqlError::Sqlx(sqlx::Error::Protocol(
+            "the acquire statement reported no outcome (insert id 0)".into(),
+        ))),
+        id if id & REFUSED == 0 => Ok(Attempt::Granted(id)),
+        id => {
+            let left = i64::try_from(id & !REFUSED).unwrap_or(i64::MAX);
+            Ok(Attempt::Held(remaining(Some(left), MICROSECOND)))
+        }
     }
 }
 
