@@ -99,11 +99,11 @@ fn redis_goals_follow_the_numbers() {
 /// Redis's uncontended goals are explained by distlock's own scripts sent from a bare client:
 /// when those scripts alone fall short of the goal's ratio, the explanation says so.
 /// A miss of `backend`'s uncontended goal against `peer` (distlock 600 pairs/s, the peer
-/// 1000, the floor of distlock's own server work 700) is explained by that floor: distlock is
-/// x0.86 of it, and the floor itself only x0.70 of the peer.
+/// `peer_pairs`, the floor of distlock's own server work 700) is explained by that floor:
+/// distlock is x0.86 of it, and the floor itself falls short of the goal's ratio to the peer.
 fn uncontended_miss_is_explained_by_the_own_floor(
     backend: &'static str,
-    peer: Kind,
+    (peer, peer_pairs): (Kind, f64),
     floor: Kind,
     goal: &str,
 ) {
@@ -116,7 +116,7 @@ fn uncontended_miss_is_explained_by_the_own_floor(
             600.0,
             0.0,
         ),
-        throughput("latency", peer.system(), backend, 1, 1000.0, 0.0),
+        throughput("latency", peer.system(), backend, 1, peer_pairs, 0.0),
         throughput("latency", floor.system(), backend, 1, 700.0, 0.0),
     ];
     assert!(
@@ -134,17 +134,15 @@ fn uncontended_miss_is_explained_by_the_own_floor(
         missed.why.contains(&floor_name) && missed.why.contains("x0.86 of it"),
         "{missed:?}"
     );
-    assert!(
-        missed.why.contains("reaches only x0.70 of the peer"),
-        "{missed:?}"
-    );
+    let reach = format!("reaches only x{:.2} of the peer", 700.0 / peer_pairs);
+    assert!(missed.why.contains(&reach), "{missed:?}");
 }
 
 #[test]
 fn redis_uncontended_misses_are_explained_by_the_script_floor() {
     uncontended_miss_is_explained_by_the_own_floor(
         "redis",
-        Kind::RedisPoll(1),
+        (Kind::RedisPoll(1), 1000.0),
         Kind::RedisScriptFloor,
         "hand-written SET NX PX",
     );
@@ -154,9 +152,19 @@ fn redis_uncontended_misses_are_explained_by_the_script_floor() {
 fn postgres_uncontended_misses_are_explained_by_the_statement_floor() {
     uncontended_miss_is_explained_by_the_own_floor(
         "postgres",
-        Kind::PgFloor,
+        (Kind::PgFloor, 1000.0),
         Kind::PgStatementFloor,
         "PostgreSQL uncontended",
+    );
+}
+
+#[test]
+fn mysql_uncontended_misses_are_explained_by_the_statement_floor() {
+    uncontended_miss_is_explained_by_the_own_floor(
+        "mysql",
+        (Kind::MySqlGetLock, 2000.0),
+        Kind::MySqlStatementFloor,
+        "MySQL/MariaDB uncontended",
     );
 }
 

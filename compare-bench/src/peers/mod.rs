@@ -2,6 +2,7 @@
 
 pub mod curator;
 pub mod mysql;
+pub mod mysql_statement_floor;
 pub mod pg;
 pub mod pg_floor;
 pub mod pg_notify_floor;
@@ -12,6 +13,7 @@ pub mod redis_script_floor;
 pub mod redis_zset;
 pub mod relay;
 pub mod rslock_peer;
+pub mod statement_floor;
 pub mod zk_floor;
 pub mod zk_herd;
 

@@ -8,19 +8,12 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use lock_core::DistributedLockExt;
-use lock_sql::SqlLock;
-use lock_sql::sqlx::{self, AssertSqlSafe, Connection, PgConnection, SqlSafeStr, SqlStr};
+use lock_sql::sqlx::{self, Connection, PgConnection, SqlStr};
 use tokio::sync::Mutex;
 
+use super::statement_floor::{LEASE_US, TABLE, make_tables, statement};
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
-
-/// The lock table of the floor, made by lock-sql itself (its companion tables too).
-const TABLE: &str = "peer_statement_floor";
-
-/// The lease the acquire statement asks for, as distlock's default, in microseconds.
-const LEASE_US: i64 = 30_000_000;
 
 /// One client (its own connection) sending distlock's statements for one name.
 #[derive(Debug, Clone)]
@@ -44,10 +37,7 @@ impl PgStatementFloor {
     ///
     /// The connection's or the table's error.
     pub async fn connect(url: &str, name: &str) -> BenchResult<Self> {
-        let tables = SqlLock::builder(&format!("{url}?table={TABLE}"))
-            .connect()
-            .await?;
-        tables.acquire("floor/tables").await?.release().await?;
+        make_tables(url).await?;
         Ok(Self {
             connection: Arc::new(Mutex::new(PgConnection::connect(url).await?)),
             name: name.to_owned(),
@@ -57,15 +47,6 @@ impl PgStatementFloor {
             release: statement(include_str!("../../../lock-sql/sql/postgres/release.sql")),
         })
     }
-}
-
-/// A lock-sql statement for the floor's tables.
-fn statement(template: &str) -> SqlStr {
-    let text = template
-        .replace("{table}", TABLE)
-        .replace("{waiters}", &format!("{TABLE}_waiters"));
-    // Only the floor's constant table names are spliced in.
-    AssertSqlSafe(text).into_sql_str()
 }
 
 struct StatementHeld {

@@ -37,6 +37,9 @@ pub enum Kind {
     MySqlGetLock,
     /// Hand-written MySQL/MariaDB unique-row lock, polling every this many milliseconds.
     MySqlRow(u64),
+    /// The floor of distlock's MySQL/MariaDB statements: lock-sql's acquire and release
+    /// statements sent by a bare client, uncontended only.
+    MySqlStatementFloor,
 }
 
 impl Kind {
@@ -61,6 +64,7 @@ impl Kind {
             ),
             Kind::MySqlGetLock => "GET_LOCK/RELEASE_LOCK".to_owned(),
             Kind::MySqlRow(ms) => format!("INSERT IGNORE/DELETE, {ms} ms poll"),
+            Kind::MySqlStatementFloor => "acquire.sql/release.sql floor, one connection".to_owned(),
         }
     }
 
@@ -75,6 +79,7 @@ impl Kind {
             Kind::PgAdvisory | Kind::MySqlGetLock => "server's built-in lock",
             Kind::PgFloor
             | Kind::PgStatementFloor
+            | Kind::MySqlStatementFloor
             | Kind::ZkFloor
             | Kind::PgNotifyFloor
             | Kind::RedisScriptFloor
@@ -86,7 +91,11 @@ impl Kind {
     pub fn contends(self) -> bool {
         !matches!(
             self,
-            Kind::PgFloor | Kind::PgStatementFloor | Kind::ZkFloor | Kind::RedisScriptFloor
+            Kind::PgFloor
+                | Kind::PgStatementFloor
+                | Kind::MySqlStatementFloor
+                | Kind::ZkFloor
+                | Kind::RedisScriptFloor
         )
     }
 
@@ -109,7 +118,7 @@ impl Kind {
             | Kind::PgFloor
             | Kind::PgStatementFloor
             | Kind::PgNotifyFloor => "postgres",
-            Kind::MySqlGetLock | Kind::MySqlRow(_) => "mysql",
+            Kind::MySqlGetLock | Kind::MySqlRow(_) | Kind::MySqlStatementFloor => "mysql",
             Kind::ZkFloor => "zookeeper",
         }
     }
@@ -163,6 +172,7 @@ pub fn all_kinds() -> Vec<Kind> {
         Kind::PgNotifyFloor,
         Kind::MySqlGetLock,
         Kind::MySqlRow(1),
+        Kind::MySqlStatementFloor,
         Kind::ZkFloor,
     ]);
     kinds

@@ -23,6 +23,7 @@ use lock_testkit::servers::ZkServer;
 
 use crate::BenchResult;
 use crate::contend::{Contender, DistlockContender};
+use crate::peers::mysql_statement_floor::MySqlStatementFloor;
 use crate::peers::pg_floor::PgFloor;
 use crate::peers::pg_notify_floor::NotifyRelay;
 use crate::peers::pg_statement_floor::PgStatementFloor;
@@ -175,6 +176,9 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
             mysql::ensure_table(&servers.mysql).await?;
             let interval = Duration::from_millis(ms);
             Arc::new(mysql::MySqlRowLock::connect(&servers.mysql, name, interval).await?)
+        }
+        Kind::MySqlStatementFloor => {
+            Arc::new(MySqlStatementFloor::connect(&servers.mysql, name).await?)
         }
     })
 }
