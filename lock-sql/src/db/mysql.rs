@@ -1,5 +1,5 @@
-//! MySQL and MariaDB: `INSERT ... ON DUPLICATE KEY UPDATE` with conditional assignments, then a
-//! read of the row on the same connection.
+//! MySQL and MariaDB: `INSERT ... ON DUPLICATE KEY UPDATE` with conditional assignments, whose
+//! insert id reports the outcome.
 
 use std::str::FromStr;
 use std::time::Duration;
