@@ -69,6 +69,9 @@ const REDIS_SCRIPT_FLOOR: Pick = row("latency", 1, &["acquire.lua"]);
 /// The least a pub/sub handoff costs with 32 subscribed clients, a channel each.
 const REDIS_HANDOFF_FLOOR: Pick = row("contention", 32, &["handoff floor"]);
 const ZK_FLOOR: Pick = row("latency", 1, &["create+delete floor"]);
+/// A queue recipe's server work from a bare session: the create, the listing behind it, the
+/// delete.
+const ZK_RECIPE_FLOOR: Pick = row("latency", 1, &["recipe floor"]);
 /// distlock's own PostgreSQL statements from a bare client: the server work of distlock's pair.
 const PG_STATEMENT_FLOOR: Pick = row("latency", 1, &["release.sql floor"]);
 /// The least a `LISTEN`/`NOTIFY` handoff costs with 32 listening clients.
@@ -178,7 +181,7 @@ pub const SPECS: [Spec; 21] = [
         (OURS_1, ZK_FLOOR),
         PAIRS,
         0.9,
-        ZK_FLOOR,
+        ZK_RECIPE_FLOOR,
     ),
     versus(
         "zookeeper",

@@ -33,6 +33,9 @@ pub enum Kind {
     PgNotifyFloor,
     /// The ZooKeeper floor: create an ephemeral node and delete it, uncontended only.
     ZkFloor,
+    /// The ZooKeeper recipe floor: create an ephemeral sequential node, list the parent in the
+    /// same round trip, delete the node; uncontended only.
+    ZkRecipeFloor,
     /// MySQL/MariaDB `GET_LOCK` and `RELEASE_LOCK`.
     MySqlGetLock,
     /// Hand-written MySQL/MariaDB unique-row lock, polling every this many milliseconds.
@@ -62,6 +65,10 @@ impl Kind {
                 "create+delete floor, zookeeper-client {}",
                 crate_versions("zookeeper-client").join("/")
             ),
+            Kind::ZkRecipeFloor => format!(
+                "create+list+delete recipe floor, zookeeper-client {}",
+                crate_versions("zookeeper-client").join("/")
+            ),
             Kind::MySqlGetLock => "GET_LOCK/RELEASE_LOCK".to_owned(),
             Kind::MySqlRow(ms) => format!("INSERT IGNORE/DELETE, {ms} ms poll"),
             Kind::MySqlStatementFloor => "acquire.sql/release.sql floor, one connection".to_owned(),
@@ -81,6 +88,7 @@ impl Kind {
             | Kind::PgStatementFloor
             | Kind::MySqlStatementFloor
             | Kind::ZkFloor
+            | Kind::ZkRecipeFloor
             | Kind::PgNotifyFloor
             | Kind::RedisScriptFloor
             | Kind::RedisHandoffFloor => "floor (no lock semantics)",
@@ -95,6 +103,7 @@ impl Kind {
                 | Kind::PgStatementFloor
                 | Kind::MySqlStatementFloor
                 | Kind::ZkFloor
+                | Kind::ZkRecipeFloor
                 | Kind::RedisScriptFloor
         )
     }
@@ -119,7 +128,7 @@ impl Kind {
             | Kind::PgStatementFloor
             | Kind::PgNotifyFloor => "postgres",
             Kind::MySqlGetLock | Kind::MySqlRow(_) | Kind::MySqlStatementFloor => "mysql",
-            Kind::ZkFloor => "zookeeper",
+            Kind::ZkFloor | Kind::ZkRecipeFloor => "zookeeper",
         }
     }
 }
@@ -174,6 +183,7 @@ pub fn all_kinds() -> Vec<Kind> {
         Kind::MySqlRow(1),
         Kind::MySqlStatementFloor,
         Kind::ZkFloor,
+        Kind::ZkRecipeFloor,
     ]);
     kinds
 }

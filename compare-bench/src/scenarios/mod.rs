@@ -30,6 +30,7 @@ use crate::peers::pg_statement_floor::PgStatementFloor;
 use crate::peers::redis_handoff_floor::PublishRelay;
 use crate::peers::redis_script_floor::RedisScriptFloor;
 use crate::peers::zk_floor::ZkFloor;
+use crate::peers::zk_recipe_floor::ZkRecipeFloor;
 use crate::peers::{mysql, pg, redis_poll::RedisPollLock, rslock_peer::RsLock};
 use crate::record::Record;
 use crate::servers::{Servers, host_port};
@@ -167,6 +168,11 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
             let (host, port) = host_port(&servers.zookeeper).ok_or("no ZooKeeper port")?;
             let path = format!("/floor-bench/{}", name.replace('/', "-"));
             Arc::new(ZkFloor::connect(&format!("{host}:{port}"), &path).await?)
+        }
+        Kind::ZkRecipeFloor => {
+            let (host, port) = host_port(&servers.zookeeper).ok_or("no ZooKeeper port")?;
+            let parent = format!("/recipe-floor-bench/{}", name.replace('/', "-"));
+            Arc::new(ZkRecipeFloor::connect(&format!("{host}:{port}"), &parent).await?)
         }
         Kind::MySqlGetLock => {
             let key = format!("bench-{:016x}", advisory_key(name));
