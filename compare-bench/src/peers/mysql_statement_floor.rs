@@ -4,54 +4,36 @@
 //! work as distlock's pair and nothing else on the client: no pool, no engine, no guard, no
 //! lease scheduler. Uncontended only: it never waits.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
-use lock_sql::sqlx::{self, Connection, MySqlConnection, SqlStr};
-use tokio::sync::Mutex;
+use lock_sql::sqlx::{self, MySqlConnection};
 
-use super::statement_floor::{LEASE_US, make_tables, statement};
+use super::statement_floor::{LEASE_US, StatementFloor, StatementHeld};
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
 
 /// Set in the acquire statement's insert id when it refused (see lock-sql's `acquire.sql`).
 const REFUSED: u64 = 1 << 63;
 
-/// One client (its own connection) sending distlock's statements for one name.
-#[derive(Debug, Clone)]
-pub struct MySqlStatementFloor {
-    connection: Arc<Mutex<MySqlConnection>>,
-    name: String,
-    acquire: SqlStr,
-    release: SqlStr,
-}
+/// One client (its own connection) sending distlock's MySQL statements for one name.
+pub type MySqlStatementFloor = StatementFloor<MySqlConnection>;
 
-impl MySqlStatementFloor {
-    /// Makes the tables (through lock-sql, so they match its statements) and connects for the
-    /// lock `name`.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: dropping it closes the connections it was opening; the tables, once made,
-    /// stay.
-    ///
-    /// # Errors
-    ///
-    /// The connection's or the table's error.
-    pub async fn connect(url: &str, name: &str) -> BenchResult<Self> {
-        make_tables(url).await?;
-        Ok(Self {
-            connection: Arc::new(Mutex::new(MySqlConnection::connect(url).await?)),
-            name: name.to_owned(),
-            acquire: statement(include_str!("../../../lock-sql/sql/mysql/acquire.sql")),
-            release: statement(include_str!("../../../lock-sql/sql/mysql/release.sql")),
-        })
-    }
-}
-
-struct StatementHeld {
-    floor: MySqlStatementFloor,
-    owner: [u8; 16],
+/// Makes the tables and connects for the lock `name` on the MySQL/MariaDB server of `url`.
+///
+/// # Cancel safety
+///
+/// As [`StatementFloor::connect`].
+///
+/// # Errors
+///
+/// As [`StatementFloor::connect`].
+pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> {
+    StatementFloor::connect(
+        url,
+        name,
+        include_str!("../../../lock-sql/sql/mysql/acquire.sql"),
+        include_str!("../../../lock-sql/sql/mysql/release.sql"),
+    )
+    .await
 }
 
 #[async_trait]
@@ -78,15 +60,12 @@ impl Contender for MySqlStatementFloor {
         if outcome == 0 || outcome & REFUSED != 0 {
             return Err("the statement floor's lock was held: it runs uncontended only".into());
         }
-        Ok(Box::new(StatementHeld {
-            floor: self.clone(),
-            owner,
-        }))
+        Ok(Box::new(self.held(owner)))
     }
 }
 
 #[async_trait]
-impl Held for StatementHeld {
+impl Held for StatementHeld<MySqlConnection> {
     async fn release(self: Box<Self>) -> BenchResult<()> {
         let mut connection = self.floor.connection.lock().await;
         let released = sqlx::query(self.floor.release.clone())

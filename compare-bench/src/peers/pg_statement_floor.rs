@@ -5,53 +5,33 @@
 //! notification) and nothing else on the client: no pool, no engine, no guard, no lease
 //! scheduler. Uncontended only: it never waits.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
-use lock_sql::sqlx::{self, Connection, PgConnection, SqlStr};
-use tokio::sync::Mutex;
+use lock_sql::sqlx::{self, PgConnection};
 
-use super::statement_floor::{LEASE_US, TABLE, make_tables, statement};
+use super::statement_floor::{LEASE_US, StatementFloor, StatementHeld, TABLE};
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
 
-/// One client (its own connection) sending distlock's statements for one name.
-#[derive(Debug, Clone)]
-pub struct PgStatementFloor {
-    connection: Arc<Mutex<PgConnection>>,
-    name: String,
-    acquire: SqlStr,
-    release: SqlStr,
-}
+/// One client (its own connection) sending distlock's PostgreSQL statements for one name.
+pub type PgStatementFloor = StatementFloor<PgConnection>;
 
-impl PgStatementFloor {
-    /// Makes the tables (through lock-sql, so they match its statements) and connects for the
-    /// lock `name`.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: dropping it closes the connections it was opening; the tables, once made,
-    /// stay.
-    ///
-    /// # Errors
-    ///
-    /// The connection's or the table's error.
-    pub async fn connect(url: &str, name: &str) -> BenchResult<Self> {
-        make_tables(url).await?;
-        Ok(Self {
-            connection: Arc::new(Mutex::new(PgConnection::connect(url).await?)),
-            name: name.to_owned(),
-            acquire: statement(include_str!(
-                "../../../lock-sql/sql/postgres/acquire_first.sql"
-            )),
-            release: statement(include_str!("../../../lock-sql/sql/postgres/release.sql")),
-        })
-    }
-}
-
-struct StatementHeld {
-    floor: PgStatementFloor,
-    owner: [u8; 16],
+/// Makes the tables and connects for the lock `name` on the PostgreSQL server of `url`.
+///
+/// # Cancel safety
+///
+/// As [`StatementFloor::connect`].
+///
+/// # Errors
+///
+/// As [`StatementFloor::connect`].
+pub async fn connect(url: &str, name: &str) -> BenchResult<PgStatementFloor> {
+    StatementFloor::connect(
+        url,
+        name,
+        include_str!("../../../lock-sql/sql/postgres/acquire_first.sql"),
+        include_str!("../../../lock-sql/sql/postgres/release.sql"),
+    )
+    .await
 }
 
 #[async_trait]
@@ -69,15 +49,12 @@ impl Contender for PgStatementFloor {
         if fence.is_none() {
             return Err("the statement floor's lock was held: it runs uncontended only".into());
         }
-        Ok(Box::new(StatementHeld {
-            floor: self.clone(),
-            owner,
-        }))
+        Ok(Box::new(self.held(owner)))
     }
 }
 
 #[async_trait]
-impl Held for StatementHeld {
+impl Held for StatementHeld<PgConnection> {
     async fn release(self: Box<Self>) -> BenchResult<()> {
         let mut connection = self.floor.connection.lock().await;
         let released = sqlx::query(self.floor.release.clone())

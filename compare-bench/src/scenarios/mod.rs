@@ -23,15 +23,14 @@ use lock_testkit::servers::ZkServer;
 
 use crate::BenchResult;
 use crate::contend::{Contender, DistlockContender};
-use crate::peers::mysql_statement_floor::MySqlStatementFloor;
 use crate::peers::pg_floor::PgFloor;
 use crate::peers::pg_notify_floor::NotifyRelay;
-use crate::peers::pg_statement_floor::PgStatementFloor;
 use crate::peers::redis_handoff_floor::PublishRelay;
 use crate::peers::redis_script_floor::RedisScriptFloor;
 use crate::peers::zk_floor::ZkFloor;
 use crate::peers::zk_recipe_floor::ZkRecipeFloor;
-use crate::peers::{mysql, pg, redis_poll::RedisPollLock, rslock_peer::RsLock};
+use crate::peers::{mysql, mysql_statement_floor, pg, pg_statement_floor};
+use crate::peers::{redis_poll::RedisPollLock, rslock_peer::RsLock};
 use crate::record::Record;
 use crate::servers::{Servers, host_port};
 
@@ -161,7 +160,7 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
             Arc::new(PgFloor::connect(&servers.postgres, name).await?)
         }
         Kind::PgStatementFloor => {
-            Arc::new(PgStatementFloor::connect(&servers.postgres, name).await?)
+            Arc::new(pg_statement_floor::connect(&servers.postgres, name).await?)
         }
         Kind::PgNotifyFloor => Arc::new(NotifyRelay::connect(&servers.postgres, name).await?),
         Kind::ZkFloor => {
@@ -184,7 +183,7 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
             Arc::new(mysql::MySqlRowLock::connect(&servers.mysql, name, interval).await?)
         }
         Kind::MySqlStatementFloor => {
-            Arc::new(MySqlStatementFloor::connect(&servers.mysql, name).await?)
+            Arc::new(mysql_statement_floor::connect(&servers.mysql, name).await?)
         }
     })
 }
