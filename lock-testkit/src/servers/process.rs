@@ -70,17 +70,24 @@ impl ServerProcess {
         let child = command
             .spawn()
             .map_err(|error| self.failed(format!("spawn {:?}: {error}", self.launch.program)))?;
+        // The watchdog runs in a process group of its own and ignores the signals a terminal or
+        // a supervisor sends a whole group (Ctrl-C, `timeout`, a CI runner's cancel): they stop
+        // the test process, and the watchdog must outlive it to kill the server.
         // `kill -KILL -PGID`, not `kill -KILL -- -PGID`: dash, Debian's sh, takes `--` for a
         // pid and kills nothing.
         let watchdog = Command::new("sh")
             .arg("-c")
-            .arg("while kill -0 \"$1\" 2>/dev/null; do sleep 0.5; done; kill -KILL \"-$2\" 2>/dev/null")
+            .arg(concat!(
+                "trap '' INT TERM HUP QUIT; ",
+                "while kill -0 \"$1\" 2>/dev/null; do sleep 0.5; done; kill -KILL \"-$2\" 2>/dev/null"
+            ))
             .arg("watchdog")
             .arg(std::process::id().to_string())
             .arg(child.id().to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            .process_group(0)
             .spawn()
             .map_err(|error| self.failed(format!("spawn watchdog: {error}")))?;
         self.child = Some(child);
