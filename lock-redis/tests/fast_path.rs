@@ -4,31 +4,14 @@
 //! release still names it on the channel. Counted from `INFO commandstats` on a server of its
 //! own.
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::time::Duration;
 
 use lock_core::DistributedLockExt;
 use lock_redis::redis;
 use lock_testkit::servers::RedisServer;
-
-/// `cmdstat_<name>:calls=N,...` lines of `INFO commandstats`.
-fn command_calls(server: &RedisServer) -> BTreeMap<String, u64> {
-    let info = server
-        .command("INFO commandstats")
-        .expect("INFO commandstats");
-    info.lines()
-        .filter_map(|line| {
-            let (name, rest) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = rest
-                .strip_prefix("calls=")?
-                .split(',')
-                .next()?
-                .parse()
-                .ok()?;
-            Some((name.to_owned(), calls))
-        })
-        .collect()
-}
+use support::commandstats::command_calls;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uncontended_pairs_skip_the_queue_and_waiters_are_still_woken() {

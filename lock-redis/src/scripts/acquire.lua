@@ -64,12 +64,30 @@ if not queued then
   end
   -- Held, and this caller queues: join the queue below (the SET just failed; no second try).
 end
+-- Joins the queue, or refreshes this caller's place in it (its arrival time stays).
+local function join()
+  redis.call('ZADD', KEYS[3], 'NX', now_us, ARGV[1])
+  redis.call('ZADD', KEYS[4], now_ms + tonumber(ARGV[4]), ARGV[1])
+  if ARGV[8] == '1' then
+    redis.call('HSET', KEYS[5], ARGV[1], ARGV[2] .. ' ' .. ARGV[5])
+    redis.call('PEXPIRE', KEYS[5], ARGV[4])
+  end
+  -- No entry outlives its waiter's last refresh by more than the ttl; neither do the queues.
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
+  redis.call('PEXPIRE', KEYS[4], ARGV[4])
+end
 -- Granted by a release while away (only a queued caller can be): keep it, at this try's lease.
+-- Held by another: join at once. Who is first in line matters only once the lock is free, and
+-- the grant that frees it drops the waiters that stopped refreshing first.
 if ARGV[3] == '1' then
   local value = redis.call('GET', KEYS[1])
   if value and string.sub(value, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
+  end
+  if value then
+    join()
+    return {0, redis.call('PTTL', KEYS[1])}
   end
 end
 local function drop(waiters)
@@ -95,15 +113,7 @@ if queued and (not head or head == ARGV[1]) and take() then
   return granted()
 end
 if ARGV[3] == '1' then
-  redis.call('ZADD', KEYS[3], 'NX', now_us, ARGV[1])
-  redis.call('ZADD', KEYS[4], now_ms + tonumber(ARGV[4]), ARGV[1])
-  if ARGV[8] == '1' then
-    redis.call('HSET', KEYS[5], ARGV[1], ARGV[2] .. ' ' .. ARGV[5])
-    redis.call('PEXPIRE', KEYS[5], ARGV[4])
-  end
-  -- No entry outlives its waiter's last refresh by more than the ttl; neither do the queues.
-  redis.call('PEXPIRE', KEYS[3], ARGV[4])
-  redis.call('PEXPIRE', KEYS[4], ARGV[4])
+  join()
 elseif ARGV[3] ~= '0' then
   count_poller()
 end

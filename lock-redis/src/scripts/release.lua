@@ -37,30 +37,35 @@ if redis.call('EXISTS', KEYS[3]) == 0 then
   end
   return {0, 0}
 end
-local mine = ours()
-if mine then
-  redis.call('DEL', KEYS[1])
-end
 local function drop(waiters)
   redis.call('ZREM', KEYS[3], unpack(waiters))
   redis.call('ZREM', KEYS[4], unpack(waiters))
   redis.call('HDEL', KEYS[5], unpack(waiters))
 end
-local left = redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('ZREM', KEYS[4], ARGV[1])
-redis.call('HDEL', KEYS[5], ARGV[1])
+-- A holder has no queue entry: every grant to a queued waiter drops its entries in the same
+-- step, and tokens are never reused. So only a caller that does not hold the lock leaves it.
+local mine = ours()
+local left = 0
+if mine then
+  redis.call('DEL', KEYS[1])
+else
+  left = redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('ZREM', KEYS[4], ARGV[1])
+  redis.call('HDEL', KEYS[5], ARGV[1])
+end
 -- The first waiter that still refreshes its entry (as acquire.lua finds it), granted the lock
 -- when it left its terms: the message to send it.
 local function hand_over(head)
   local clock = redis.call('TIME')
   local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
   local now_ms = math.floor(now_us / 1000)
-  local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now_ms)
-  if #stale > 0 then
-    drop(stale)
-    head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+  -- Waiters ahead that stopped refreshing (expiry passed, or no expiry entry at all: the
+  -- expiry set was evicted) are dropped one by one; those further back wait for their turn.
+  local function stale(waiter)
+    local expiry = redis.call('ZSCORE', KEYS[4], waiter)
+    return not expiry or tonumber(expiry) <= now_ms
   end
-  while head and not redis.call('ZSCORE', KEYS[4], head) do
+  while head and stale(head) do
     drop({head})
     head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
   end

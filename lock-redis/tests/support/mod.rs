@@ -2,6 +2,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod commandstats;
 pub mod target;
 
 use std::sync::OnceLock;
