@@ -91,9 +91,10 @@ fn assert_dies(pid: u32) {
 #[test]
 fn a_server_dies_with_the_test_process_that_started_it() {
     act_as_child();
-    let Some((mut child, pid)) =
-        start_child("a_server_dies_with_the_test_process_that_started_it", "exit")
-    else {
+    let Some((mut child, pid)) = start_child(
+        "a_server_dies_with_the_test_process_that_started_it",
+        "exit",
+    ) else {
         return;
     };
     child.wait().expect("wait for the child");
