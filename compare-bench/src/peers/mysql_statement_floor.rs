@@ -11,9 +11,6 @@ use super::statement_floor::{LEASE_US, StatementFloor, StatementHeld};
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
 
-/// Set in the acquire statement's insert id when it refused (see lock-sql's `acquire.sql`).
-const REFUSED: u64 = 1 << 63;
-
 /// One client (its own connection) sending distlock's MySQL statements for one name.
 pub type MySqlStatementFloor = StatementFloor<MySqlConnection>;
 
@@ -57,7 +54,9 @@ impl Contender for MySqlStatementFloor {
             .execute(&mut *connection)
             .await?
             .last_insert_id();
-        if outcome == 0 || outcome & REFUSED != 0 {
+        // A grant reports its fence, a positive signed counter; a refusal sets the top bit
+        // (see lock-sql's `acquire.sql`), and 0 reports nothing.
+        if outcome == 0 || i64::try_from(outcome).is_err() {
             return Err("the statement floor's lock was held: it runs uncontended only".into());
         }
         Ok(Box::new(self.held(owner)))

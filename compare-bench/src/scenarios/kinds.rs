@@ -14,7 +14,7 @@ pub enum Kind {
     /// The rslock crate on one Redis.
     RsLock,
     /// The floor of distlock's Redis scripts: lock-redis's acquire and release scripts sent by a
-    /// bare client, uncontended only.
+    /// bare client, which waits for its grant on an inbox of its own as distlock does.
     RedisScriptFloor,
     /// The Redis handoff floor: a `PUBLISH` on the next waiter's own channel, each client
     /// subscribed on a connection of its own; contended only.
@@ -104,7 +104,6 @@ impl Kind {
                 | Kind::MySqlStatementFloor
                 | Kind::ZkFloor
                 | Kind::ZkRecipeFloor
-                | Kind::RedisScriptFloor
         )
     }
 
