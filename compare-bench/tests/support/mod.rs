@@ -3,7 +3,7 @@
 use compare_bench::record::Record;
 
 /// A record of `ops_per_s` pairs per second and a p99 wait of `p99_us`.
-pub fn throughput(
+pub(crate) fn throughput(
     scenario: &str,
     kind_system: String,
     backend: &str,
