@@ -1,30 +1,13 @@
 //! While 32 clients wait on a held lock, the server sees a few commands per waiter, not a
 //! polling storm (counted from `INFO commandstats` on a server of its own).
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::time::Duration;
 
 use lock_core::DistributedLockExt;
 use lock_testkit::servers::RedisServer;
-
-/// `cmdstat_<name>:calls=N,...` lines of `INFO commandstats`.
-fn command_calls(server: &RedisServer) -> BTreeMap<String, u64> {
-    let info = server
-        .command("INFO commandstats")
-        .expect("INFO commandstats");
-    info.lines()
-        .filter_map(|line| {
-            let (name, rest) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = rest
-                .strip_prefix("calls=")?
-                .split(',')
-                .next()?
-                .parse()
-                .ok()?;
-            Some((name.to_owned(), calls))
-        })
-        .collect()
-}
+use support::commandstats::command_calls;
 
 /// The commands the lock's scripts run inside the server.
 const SCRIPT_INTERNAL: &[&str] = &[

@@ -5,13 +5,13 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use lock_core::{DistributedLockExt, LockName};
 use lock_redis::{RedisLock, redis};
 use lock_testkit::scaled_ms;
 use lock_testkit::servers::RedisServer;
+use support::commandstats::command_calls;
 use tokio::time::Instant;
 
 const WAITERS: usize = 8;
@@ -90,23 +90,6 @@ async fn a_release_is_heard_by_the_first_waiter_alone() {
     }
 }
 
-/// `INFO commandstats` calls by command name.
-fn calls(server: &RedisServer) -> BTreeMap<String, u64> {
-    let info = server.command("INFO commandstats").expect("INFO");
-    info.lines()
-        .filter_map(|line| {
-            let (name, rest) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-            let count = rest
-                .strip_prefix("calls=")?
-                .split(',')
-                .next()?
-                .parse()
-                .ok()?;
-            Some((name.to_owned(), count))
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_services_waits_share_one_subscription_and_try_once() {
     const ROUNDS: u64 = 3;
@@ -127,7 +110,7 @@ async fn a_services_waits_share_one_subscription_and_try_once() {
     held.release().await.expect("release");
     let guard = waiting.await.expect("task").expect("acquire");
     guard.release().await.expect("release");
-    let before = calls(&server);
+    let before = command_calls(&server);
     for _ in 0..ROUNDS {
         let round = name("rounds");
         let held = holder
@@ -153,7 +136,7 @@ async fn a_services_waits_share_one_subscription_and_try_once() {
             waiter.await.expect("waiter");
         }
     }
-    let after = calls(&server);
+    let after = command_calls(&server);
     let delta = |command: &str| {
         after.get(command).copied().unwrap_or(0) - before.get(command).copied().unwrap_or(0)
     };
