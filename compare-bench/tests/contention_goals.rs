@@ -104,3 +104,45 @@ fn redis_contention_misses_are_explained_by_the_script_queue_floor() {
         "{pairs:?}"
     );
 }
+
+/// A missed p99 goal is explained by the floor's own p99 wait, not by its pairs/s: when 32
+/// bare clients doing distlock's server work in arrival order already wait longer than the goal
+/// allows, that order of service bounds the design.
+#[test]
+fn redis_p99_misses_are_explained_by_the_floors_own_p99() {
+    let ours = Kind::Distlock("redis").system();
+    let records = vec![
+        throughput("contention", ours, "redis", 32, 400.0, 4000.0),
+        throughput(
+            "contention",
+            Kind::RsLock.system(),
+            "redis",
+            32,
+            1000.0,
+            400.0,
+        ),
+        throughput(
+            "contention",
+            Kind::RedisScriptFloor.system(),
+            "redis",
+            32,
+            520.0,
+            3000.0,
+        ),
+    ];
+    let goals = goals(&records);
+    let p99 = goals
+        .iter()
+        .find(|g| g.goal.contains("p99"))
+        .expect("the p99 goal");
+    assert_eq!(p99.met, Some(false), "{p99:?}");
+    // The floor waits 3000 / 400 = 7.5 times the peer's p99, against a goal of 0.1; distlock
+    // waits 4000 / 3000 = 1.33 times the floor's.
+    assert!(
+        p99.why.contains("p99 wait 3000 us at 32 clients")
+            && p99.why.contains("x1.33 of it")
+            && p99.why.contains("waits x7.50 of the peer's")
+            && p99.why.contains("bounds the design"),
+        "{p99:?}"
+    );
+}

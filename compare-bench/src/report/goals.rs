@@ -97,7 +97,7 @@ fn ran(records: &[Record], spec: &Spec) -> bool {
 }
 
 /// Where a missed goal's gap lies, from the same run's floor for that backend: how much of the
-/// floor's rate distlock reaches, and whether the floor itself reaches the goal's ratio of the
+/// floor's figure distlock reaches, and whether the floor itself reaches the goal's ratio of the
 /// peer (when it does not, no client doing that server work can).
 fn explain(records: &[Record], spec: &Spec, ours: &Record) -> String {
     let Some(floor) = spec
@@ -107,11 +107,27 @@ fn explain(records: &[Record], spec: &Spec, ours: &Record) -> String {
     else {
         return "no floor measured for this backend in this run".to_owned();
     };
-    let share = ours.ops_per_s / floor.ops_per_s;
     let theirs = spec
         .theirs
         .as_ref()
         .and_then(|p| pick(records, spec.backend, p));
+    let setting = match floor.clients {
+        1 => "uncontended".to_owned(),
+        clients => format!("at {clients} clients"),
+    };
+    match spec.measure {
+        Measure::P99Wait => explain_wait(spec, (ours, floor, theirs), &setting),
+        _ => explain_rate(spec, (ours, floor, theirs), &setting),
+    }
+}
+
+/// A missed rate: distlock's share of the floor's pairs/s, and the floor's reach of the peer's.
+fn explain_rate(
+    spec: &Spec,
+    (ours, floor, theirs): (&Record, &Record, Option<&Record>),
+    setting: &str,
+) -> String {
+    let share = ours.ops_per_s / floor.ops_per_s;
     let floor_reach = theirs.map(|theirs| floor.ops_per_s / theirs.ops_per_s);
     let verdict = match floor_reach {
         _ if share >= 0.9 => {
@@ -126,15 +142,43 @@ fn explain(records: &[Record], spec: &Spec, ours: &Record) -> String {
               distlock's round trips and client work, not the server"
             .to_owned(),
     };
-    let setting = match floor.clients {
-        1 => "uncontended".to_owned(),
-        clients => format!("at {clients} clients"),
-    };
     format!(
         "floor: {} {} pairs/s {setting}; distlock {} = x{share:.2} of it: {verdict}",
         floor.system,
         num(floor.ops_per_s),
         num(ours.ops_per_s),
+    )
+}
+
+/// A missed p99 wait: distlock's wait against the floor's, and the floor's against the peer's.
+/// A floor that serves in arrival order waits behind every other client's hold, so its p99 is
+/// set by its rate, whatever order the peer serves in.
+fn explain_wait(
+    spec: &Spec,
+    (ours, floor, theirs): (&Record, &Record, Option<&Record>),
+    setting: &str,
+) -> String {
+    let share = ours.p99_us / floor.p99_us;
+    let floor_reach = theirs.map(|theirs| floor.p99_us / theirs.p99_us);
+    let verdict = match floor_reach {
+        _ if share <= 1.1 => {
+            "within 10 % of the floor's wait: the server's work bounds it, not the client"
+                .to_owned()
+        }
+        Some(reach) if !spec.at_least && reach > spec.want => format!(
+            "the floor itself waits x{reach:.2} of the peer's p99 (goal at most x{}): serving \
+             in arrival order through that server work bounds the design above the goal",
+            spec.want
+        ),
+        _ => "the floor waits less for the same server work: the gap is in distlock's round \
+              trips and client work, not the server"
+            .to_owned(),
+    };
+    format!(
+        "floor: {} p99 wait {} us {setting}; distlock {} us = x{share:.2} of it: {verdict}",
+        floor.system,
+        num(floor.p99_us),
+        num(ours.p99_us),
     )
 }
 
