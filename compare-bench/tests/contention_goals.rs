@@ -146,3 +146,50 @@ fn redis_p99_misses_are_explained_by_the_floors_own_p99() {
         "{p99:?}"
     );
 }
+
+/// MySQL's 32-client goal is explained by distlock's own statements sent from 32 bare clients
+/// that wait as distlock does, not by the uncontended `INSERT IGNORE` lock, which never waits.
+#[test]
+fn mysql_contention_misses_are_explained_by_the_polling_statement_floor() {
+    let ours = Kind::Distlock("mysql").system();
+    let records = vec![
+        throughput("contention", ours, "mysql", 32, 3000.0, 0.0),
+        throughput(
+            "contention",
+            Kind::MySqlGetLock.system(),
+            "mysql",
+            32,
+            15_000.0,
+            0.0,
+        ),
+        throughput(
+            "contention",
+            Kind::MySqlStatementFloor.system(),
+            "mysql",
+            32,
+            4000.0,
+            0.0,
+        ),
+        throughput(
+            "latency",
+            Kind::MySqlRow(1).system(),
+            "mysql",
+            1,
+            10_000.0,
+            0.0,
+        ),
+    ];
+    assert!(Kind::MySqlStatementFloor.contends() && Kind::MySqlStatementFloor.uncontended());
+    let goals = goals(&records);
+    let pairs = goals
+        .iter()
+        .find(|g| g.goal.starts_with("MySQL/MariaDB 32 clients"))
+        .expect("the 32-client goal");
+    assert_eq!(pairs.met, Some(false), "{pairs:?}");
+    assert!(
+        pairs.why.contains(&Kind::MySqlStatementFloor.system())
+            && pairs.why.contains("at 32 clients")
+            && pairs.why.contains("reaches only x0.27 of the peer"),
+        "{pairs:?}"
+    );
+}

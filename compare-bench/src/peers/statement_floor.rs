@@ -86,7 +86,7 @@ async fn make_tables(url: &str) -> BenchResult<()> {
 }
 
 /// A lock-sql statement for the floor's tables.
-fn statement(template: &str) -> SqlStr {
+pub(super) fn statement(template: &str) -> SqlStr {
     let text = template
         .replace("{table}", TABLE)
         .replace("{waiters}", &format!("{TABLE}_waiters"));

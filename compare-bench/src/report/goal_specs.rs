@@ -77,10 +77,13 @@ const ZK_RECIPE_FLOOR: Pick = row("latency", 1, &["recipe floor"]);
 const PG_STATEMENT_FLOOR: Pick = row("latency", 1, &["release.sql floor"]);
 /// The least a `LISTEN`/`NOTIFY` handoff costs with 32 listening clients.
 const PG_HANDOFF_FLOOR: Pick = row("contention", 32, &["handoff floor"]);
-const MYSQL_FLOOR: Pick = row("latency", 1, &["insert ignore"]);
 /// distlock's own MySQL/MariaDB statements from a bare client: the server work of its pair.
 /// The PostgreSQL floor has the same file names: the backend tells them apart.
 const MYSQL_STATEMENT_FLOOR: Pick = row("latency", 1, &["release.sql floor"]);
+/// The same statements from 32 bare clients that wait as distlock's acquisitions do (a waiter
+/// entry, then polling on distlock's default backoff: the server wakes no one): the server work
+/// of distlock's contended grants.
+const MYSQL_STATEMENT_POLL_FLOOR: Pick = row("contention", 32, &["release.sql floor"]);
 
 /// The many-locks row of 100,000 held locks.
 pub const HELD_100K: Pick = Pick {
@@ -246,7 +249,7 @@ pub const SPECS: [Spec; 21] = [
         (OURS_32, row("contention", 32, &["get_lock"])),
         PAIRS,
         0.5,
-        MYSQL_FLOOR,
+        MYSQL_STATEMENT_POLL_FLOOR,
     ),
     bound(
         "redis",

@@ -41,7 +41,7 @@ pub enum Kind {
     /// Hand-written MySQL/MariaDB unique-row lock, polling every this many milliseconds.
     MySqlRow(u64),
     /// The floor of distlock's MySQL/MariaDB statements: lock-sql's acquire and release
-    /// statements sent by a bare client, uncontended only.
+    /// statements sent by a bare client, waiting as distlock does (entry, default backoff).
     MySqlStatementFloor,
 }
 
@@ -71,7 +71,9 @@ impl Kind {
             ),
             Kind::MySqlGetLock => "GET_LOCK/RELEASE_LOCK".to_owned(),
             Kind::MySqlRow(ms) => format!("INSERT IGNORE/DELETE, {ms} ms poll"),
-            Kind::MySqlStatementFloor => "acquire.sql/release.sql floor, one connection".to_owned(),
+            Kind::MySqlStatementFloor => {
+                "acquire.sql/release.sql floor, one connection, 10-500 ms backoff".to_owned()
+            }
         }
     }
 
@@ -99,11 +101,7 @@ impl Kind {
     pub fn contends(self) -> bool {
         !matches!(
             self,
-            Kind::PgFloor
-                | Kind::PgStatementFloor
-                | Kind::MySqlStatementFloor
-                | Kind::ZkFloor
-                | Kind::ZkRecipeFloor
+            Kind::PgFloor | Kind::PgStatementFloor | Kind::ZkFloor | Kind::ZkRecipeFloor
         )
     }
 
