@@ -19,6 +19,7 @@ mod held;
 #[cfg(feature = "postgres")]
 mod listener;
 mod lock;
+mod pace;
 mod settings;
 mod steps;
 mod table;

@@ -346,9 +346,10 @@ impl DistributedLock for SqlLock {
             .with_lease_renewal()
             .with_semaphore()
             .with_rw_lock()
-            .with_election();
+            .with_election()
+            .with_fair_fifo();
         if self.dialect() == Dialect::Postgres {
-            capabilities.with_server_side_wait().with_fair_fifo()
+            capabilities.with_server_side_wait()
         } else {
             capabilities
         }

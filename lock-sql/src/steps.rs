@@ -1,5 +1,6 @@
 //! The SQL backend's steps: one statement per try on a pooled connection, woken by
-//! PostgreSQL's `NOTIFY` or, on the polling dialects, by this service's own releases.
+//! PostgreSQL's `NOTIFY` or, on the polling dialects, by this service's own releases and by
+//! reading their place in line at the [`Pace`] of the line.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,6 +13,7 @@ use tokio::time::Instant;
 use crate::db::{Attempt, Conn, Owner, Waiting};
 use crate::held::SqlHeld;
 use crate::lock::Inner;
+use crate::pace::Pace;
 use crate::waiting::WaitEntry;
 use crate::wakeups::Waiter;
 
@@ -28,9 +30,9 @@ pub(crate) struct SqlSteps {
 }
 
 /// One acquisition: the name, the lease and label, its wake-up subscription (made before the
-/// first try, so a release in between is not missed), its waiter entry, and the owner token
-/// and connection of the statement in flight (a cleanup releases by that owner on that
-/// connection, after the statement).
+/// first try, so a release in between is not missed), its waiter entry and polling pace, and
+/// the owner token and connection of the statement in flight (a cleanup releases by that
+/// owner on that connection, after the statement).
 #[derive(Debug)]
 pub(crate) struct SqlAttempt {
     name: LockName,
@@ -38,6 +40,7 @@ pub(crate) struct SqlAttempt {
     label: Arc<str>,
     waiter: Waiter,
     entry: WaitEntry,
+    pace: Pace,
     owner: Owner,
     conn: Option<Conn>,
     /// A cleanup took the connection but could not release on it or on another yet.
@@ -67,6 +70,7 @@ impl LockSteps for SqlSteps {
             label: Arc::clone(&options.owner_label),
             waiter: self.inner.wakeups.subscribe(),
             entry: WaitEntry::new(options.wait),
+            pace: Pace::default(),
             owner: Owner::random(),
             conn: None,
             release_owed: false,
@@ -113,7 +117,7 @@ impl LockSteps for SqlSteps {
         let busy = match outcome {
             Attempt::Granted(fence) => {
                 let mut settled = true;
-                if !was_placed || inner.db.serves_in_order() {
+                if !was_placed || inner.db.acquire_keeps_entry() {
                     // No entry was placed before, and a try that grants places none; or the
                     // grant removed it.
                     attempt.entry.removed();
@@ -141,6 +145,16 @@ impl LockSteps for SqlSteps {
                 // Rolled back by the server: the pool checks the connection before lending it.
                 attempt.conn = None;
                 Busy::polled()
+            }
+            Attempt::Queued { ahead, remaining } => {
+                if place {
+                    attempt.entry.refreshed(sent);
+                }
+                let busy = Busy::polled().within(attempt.pace.next(ahead));
+                match remaining {
+                    Some(left) => busy.within(left + Duration::from_millis(1)),
+                    None => busy,
+                }
             }
             Attempt::Held(remaining) => {
                 if place {

@@ -116,6 +116,10 @@ impl Waiter {
     /// Waits until a wake-up that concerns `name` arrives, or `until`, whichever is first; with
     /// `entry`, a release that wakes another waiter first in line does not count.
     pub(crate) async fn wait_turn(&mut self, name: &str, entry: Option<Owner>, until: Deadline) {
+        // A timer, even one due now, fires on the runtime's next tick (up to a millisecond).
+        if until.passed(tokio::time::Instant::now()) {
+            return;
+        }
         loop {
             tokio::select! {
                 () = until.sleep() => return,

@@ -10,11 +10,13 @@ CREATE TABLE IF NOT EXISTS `{table}` (
     granted_at  DATETIME(6)    NULL
 ) ENGINE = InnoDB;
 
--- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired.
+-- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired;
+-- served in the order of `queued_at`, the time of the first entry (then of `waiter`).
 CREATE TABLE IF NOT EXISTS `{waiters}` (
     name       VARBINARY(255) NOT NULL,
     waiter     BINARY(16)     NOT NULL,
     expires_at DATETIME(6)    NOT NULL,
+    queued_at  DATETIME(6)    NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
     PRIMARY KEY (name, waiter)
 ) ENGINE = InnoDB;
 

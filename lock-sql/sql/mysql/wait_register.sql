@@ -1,5 +1,6 @@
 -- Binds: name, waiter id, lifetime_us, lifetime_us. Record (or refresh) a waiting
--- acquisition, expiring by the database clock unless refreshed again.
-INSERT INTO `{waiters}` (name, waiter, expires_at)
-VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)
+-- acquisition, expiring by the database clock unless refreshed again. The arrival time is
+-- set once, by the first statement: it is the entry's place in line.
+INSERT INTO `{waiters}` (name, waiter, expires_at, queued_at)
+VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, UTC_TIMESTAMP(6))
 ON DUPLICATE KEY UPDATE expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND

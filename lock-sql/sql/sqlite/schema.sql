@@ -10,11 +10,13 @@ CREATE TABLE IF NOT EXISTS "{table}" (
     granted_at  INTEGER
 );
 
--- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired.
+-- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired;
+-- served in the order of `queued_at`, a number one past the name's last when first placed.
 CREATE TABLE IF NOT EXISTS "{waiters}" (
     name       TEXT    NOT NULL,
     waiter     BLOB    NOT NULL,
     expires_at INTEGER NOT NULL,
+    queued_at  INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (name, waiter)
 );
 

@@ -59,7 +59,6 @@ pub(crate) struct Waiting {
     /// Whether to place or refresh the entry if the lock is held.
     pub(crate) place: bool,
     /// Whether an earlier try may have placed the entry.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) placed: bool,
 }
 
@@ -70,6 +69,13 @@ pub(crate) enum Attempt {
     Granted(u64),
     /// Another owner holds a live lease, ending in `remaining` when the statement could tell.
     Held(Option<Duration>),
+    /// Not this acquisition's turn, as its waiter entry's place in line showed (on the
+    /// dialects whose waiters poll): `ahead` live entries are before it, and the holder's
+    /// lease, if any, ends in `remaining`.
+    Queued {
+        ahead: u64,
+        remaining: Option<Duration>,
+    },
     /// The database rolled the statement back because of contention (deadlock, busy file):
     /// nothing changed; try again soon.
     Contended,
@@ -214,11 +220,13 @@ impl Db {
         })
     }
 
-    /// One acquire attempt on `conn`; a grant records `label` and the grant time. When the lock
-    /// is held and `waiting.place` is set, the acquisition's waiter entry is placed or
-    /// refreshed, by a second statement on `conn`; on a dialect that [serves in
-    /// order](Db::serves_in_order) (where an earlier entry also holds the grant back and a grant
-    /// removes the entry), by the acquire statement itself once the entry was placed.
+    /// One acquire attempt on `conn`; a grant records `label` and the grant time. Waiters are
+    /// served in arrival order on every dialect. On PostgreSQL the acquire statement itself
+    /// places, refreshes and removes the acquisition's waiter entry (see
+    /// [`Db::acquire_keeps_entry`]). On the others a try whose entry is placed first reads its
+    /// place in line, and sends the acquire statement only when its turn came; a try that
+    /// finds the lock held and `waiting.place` set places or refreshes the entry by a second
+    /// statement on `conn`.
     pub(crate) async fn acquire(
         &self,
         conn: &mut Conn,
@@ -228,16 +236,23 @@ impl Db {
         label: &str,
         waiting: Waiting,
     ) -> Result<Attempt, SqlError> {
+        let polls = !self.acquire_keeps_entry();
+        if polls && waiting.placed {
+            if let Some(queued) = self.behind(conn, name, waiting).await? {
+                return Ok(queued);
+            }
+        }
         let outcome = with_conn!(self, &mut *conn, (db, conn) => db.acquire(conn, name, owner, lease, label, waiting).await)?;
-        if waiting.place && !self.serves_in_order() && matches!(outcome, Attempt::Held(_)) {
+        if waiting.place && polls && matches!(outcome, Attempt::Held(_)) {
             self.register(conn, name, waiting.id).await?;
         }
         Ok(outcome)
     }
 
-    /// Whether waiters are granted in arrival order, each woken alone when its turn comes
-    /// (PostgreSQL, whose releases notify); on the polling dialects whoever tries first wins.
-    pub(crate) fn serves_in_order(&self) -> bool {
+    /// Whether the acquire statement itself places, refreshes and removes the waiter entry,
+    /// and a release wakes the first waiter alone (PostgreSQL, whose releases notify); on the
+    /// other dialects waiters poll their place in line.
+    pub(crate) fn acquire_keeps_entry(&self) -> bool {
         #[cfg(feature = "postgres")]
         return matches!(self, Db::Postgres(_));
         #[cfg(not(feature = "postgres"))]

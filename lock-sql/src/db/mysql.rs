@@ -14,6 +14,7 @@ mod renewals;
 use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::pool::Stash;
 use super::renewals::Renewals;
+use super::waiters::Line;
 use super::{Attempt, Owner, Schema, Waiting, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
@@ -51,6 +52,7 @@ struct Statements {
     release: sqlx::SqlStr,
     wait_register: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
+    wait_probe: sqlx::SqlStr,
     inspect: sqlx::SqlStr,
     list: sqlx::SqlStr,
     force_release: sqlx::SqlStr,
@@ -93,6 +95,7 @@ impl MyDb {
             release: statement(include_str!("../../sql/mysql/release.sql"), table, ""),
             wait_register: statement(include_str!("../../sql/mysql/wait_register.sql"), table, ""),
             wait_leave: statement(include_str!("../../sql/mysql/wait_leave.sql"), table, ""),
+            wait_probe: statement(include_str!("../../sql/mysql/wait_probe.sql"), table, ""),
             inspect: statement(include_str!("../../sql/mysql/inspect.sql"), table, ""),
             list: statement(include_str!("../../sql/mysql/list.sql"), table, ""),
             force_release: statement(include_str!("../../sql/mysql/force_release.sql"), table, ""),
@@ -149,7 +152,8 @@ impl MyDb {
     }
 
     /// The upsert, whose insert id reports the outcome (see `acquire.sql`): one round trip.
-    /// `_waiting`: this dialect does not queue; [`super::Db::acquire`] places the entry.
+    /// It grants only when no live waiter entry is ahead of `waiting`'s; placing and
+    /// refreshing the entry is [`super::Db::acquire`]'s.
     pub(crate) async fn acquire(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
@@ -157,7 +161,7 @@ impl MyDb {
         owner: Owner,
         lease: Duration,
         label: &str,
-        _waiting: Waiting,
+        waiting: Waiting,
     ) -> Result<Attempt, SqlError> {
         let (name, token, micros) = (name.as_bytes(), owner.as_bytes(), whole(lease, MICROSECOND));
         let label = label.as_bytes();
@@ -166,6 +170,8 @@ impl MyDb {
             .bind(token)
             .bind(micros)
             .bind(label)
+            .bind(waiting.id.as_bytes())
+            .bind(name)
             .bind(token)
             .bind(token)
             .bind(token)
@@ -192,6 +198,30 @@ impl MyDb {
             .bind(owner.as_bytes());
         let result = timed(self.timeout, query.execute(&mut **conn)).await;
         Ok(settle(conn, result)?.rows_affected() == 1)
+    }
+
+    /// Where the acquisition with entry `waiter` stands (see `wait_probe.sql`): a read that
+    /// takes no lock.
+    pub(crate) async fn probe(
+        &self,
+        conn: &mut PoolConnection<sqlx::MySql>,
+        name: &str,
+        waiter: Owner,
+    ) -> Result<Line, SqlError> {
+        let (name, waiter) = (name.as_bytes(), waiter.as_bytes());
+        let query = sqlx::query_as::<_, (Option<i64>, i64, i64)>(self.sql.wait_probe.clone())
+            .bind(name)
+            .bind(waiter)
+            .bind(name)
+            .bind(name)
+            .bind(waiter);
+        let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
+        let (left, ahead, queued) = settle(conn, result)?;
+        Ok(Line {
+            remaining: remaining(left, MICROSECOND),
+            ahead: u64::try_from(ahead).unwrap_or(0),
+            queued: queued != 0,
+        })
     }
 
     /// How many statements the renewals of this service's holds have taken.
@@ -270,6 +300,8 @@ fn outcome(insert_id: u64) -> Result<Attempt, SqlError> {
             "the acquire statement reported no outcome (insert id 0)".into(),
         ))),
         id if id & REFUSED == 0 => Ok(Attempt::Granted(id)),
+        // Free, but others are ahead in line.
+        REFUSED => Ok(Attempt::Held(None)),
         id => {
             let left = i64::try_from(id & !REFUSED).unwrap_or(i64::MAX);
             Ok(Attempt::Held(remaining(Some(left), MICROSECOND)))

@@ -194,8 +194,14 @@ mod tests {
                 include_str!("../../sql/postgres/upgrade.sql"),
                 Some("queued_at"),
             ),
-            (include_str!("../../sql/mysql/upgrade.sql"), None),
-            (include_str!("../../sql/sqlite/upgrade.sql"), None),
+            (
+                include_str!("../../sql/mysql/upgrade.sql"),
+                Some("queued_at"),
+            ),
+            (
+                include_str!("../../sql/sqlite/upgrade.sql"),
+                Some("queued_at"),
+            ),
         ];
         for (script, waiters) in scripts {
             let statements = split(script);

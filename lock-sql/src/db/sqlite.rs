@@ -12,6 +12,7 @@ mod admin;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::pool::Stash;
+use super::waiters::Line;
 use super::{Attempt, Owner, Schema, Waiting, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
@@ -42,6 +43,7 @@ struct Statements {
     renew: sqlx::SqlStr,
     wait_register: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
+    wait_probe: sqlx::SqlStr,
     inspect: sqlx::SqlStr,
     list: sqlx::SqlStr,
     force_release: sqlx::SqlStr,
@@ -94,6 +96,11 @@ impl LiteDb {
             ),
             wait_leave: statement(
                 include_str!("../../sql/sqlite/wait_leave.sql"),
+                table,
+                NOW_MS,
+            ),
+            wait_probe: statement(
+                include_str!("../../sql/sqlite/wait_probe.sql"),
                 table,
                 NOW_MS,
             ),
@@ -171,7 +178,9 @@ impl LiteDb {
             .await
     }
 
-    /// `_waiting`: this dialect does not queue; [`super::Db::acquire`] places the entry.
+    /// The upsert, granting only when no live waiter entry is ahead of `waiting`'s; placing
+    /// and refreshing the entry is [`super::Db::acquire`]'s. A refusal reads the holder's
+    /// lease next.
     pub(crate) async fn acquire(
         &self,
         conn: &mut PoolConnection<sqlx::Sqlite>,
@@ -179,19 +188,21 @@ impl LiteDb {
         owner: Owner,
         lease: Duration,
         label: &str,
-        _waiting: Waiting,
+        waiting: Waiting,
     ) -> Result<Attempt, SqlError> {
-        let query = sqlx::query_scalar::<_, i64>(self.sql.acquire.clone())
+        let query = sqlx::query_scalar::<_, Option<i64>>(self.sql.acquire.clone())
             .bind(name)
             .bind(owner.as_bytes())
             .bind(whole(lease, MILLISECOND))
-            .bind(label);
+            .bind(label)
+            .bind(waiting.id.as_bytes());
         let result = timed(self.timeout, query.fetch_optional(&mut **conn)).await;
         match settle(conn, result) {
             Err(SqlError::Sqlx(error)) if contended(&error) => Ok(Attempt::Contended),
             Err(error) => Err(error),
-            Ok(Some(granted)) => Ok(Attempt::Granted(fence(granted)?)),
-            Ok(None) => {
+            Ok(Some(Some(granted))) => Ok(Attempt::Granted(fence(granted)?)),
+            // No row: held. A row without a fence: inserted free, others being ahead.
+            Ok(_) => {
                 let peek = sqlx::query_scalar::<_, i64>(self.sql.peek.clone()).bind(name);
                 let result = timed(self.timeout, peek.fetch_optional(&mut **conn)).await;
                 match settle(conn, result) {
@@ -201,6 +212,25 @@ impl LiteDb {
                 }
             }
         }
+    }
+
+    /// Where the acquisition with entry `waiter` stands (see `wait_probe.sql`).
+    pub(crate) async fn probe(
+        &self,
+        conn: &mut PoolConnection<sqlx::Sqlite>,
+        name: &str,
+        waiter: Owner,
+    ) -> Result<Line, SqlError> {
+        let query = sqlx::query_as::<_, (Option<i64>, i64, bool)>(self.sql.wait_probe.clone())
+            .bind(name)
+            .bind(waiter.as_bytes());
+        let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
+        let (left, ahead, queued) = settle(conn, result)?;
+        Ok(Line {
+            remaining: remaining(left, MILLISECOND),
+            ahead: u64::try_from(ahead).unwrap_or(0),
+            queued,
+        })
     }
 
     pub(crate) async fn release(

@@ -1,9 +1,23 @@
 //! The waiters table, per dialect behind one call: an acquisition that waits keeps an entry
-//! there, so that `inspect` can count who waits across every process.
+//! there, which is its place in line (waiters are served in the order their entries were
+//! placed) and lets `inspect` count who waits across every process.
 
-use super::{Conn, Db, Owner};
+use std::time::Duration;
+
+use super::{Attempt, Conn, Db, Owner, Waiting};
 use crate::error::SqlError;
 use crate::waiting::ENTRY_LIFETIME;
+
+/// Where a waiting acquisition stands, as its dialect's `wait_probe.sql` read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Line {
+    /// The live holder's remaining lease; `None` when the lock is free.
+    pub(crate) remaining: Option<Duration>,
+    /// Live entries ahead of the acquisition's.
+    pub(crate) ahead: u64,
+    /// Whether the acquisition's entry is there (an entry that expired may have been purged).
+    pub(crate) queued: bool,
+}
 
 impl Db {
     /// Records `waiter` as waiting for `name`, or extends its entry by
@@ -34,5 +48,37 @@ impl Db {
             }
         };
         with_conn!(self, conn, (db, conn) => db.leave(conn, name, waiter).await)
+    }
+
+    /// On the dialects whose waiters poll: reads where the acquisition whose entry was placed
+    /// stands, on `conn`. `None` when its turn came (the lock is free and no live entry is
+    /// ahead of its entry), so that the acquire statement follows; else the place, after
+    /// refreshing the entry when `waiting.place` says it is due, or placing it again (at the
+    /// back) when it is gone.
+    pub(crate) async fn behind(
+        &self,
+        conn: &mut Conn,
+        name: &str,
+        waiting: Waiting,
+    ) -> Result<Option<Attempt>, SqlError> {
+        let line: Line = match (self, &mut *conn) {
+            #[cfg(feature = "mysql")]
+            (Db::MySql(db), Conn::MySql(conn)) => db.probe(conn, name, waiting.id).await?,
+            #[cfg(feature = "sqlite")]
+            (Db::Sqlite(db), Conn::Sqlite(conn)) => db.probe(conn, name, waiting.id).await?,
+            // PostgreSQL's acquire statement reads the line itself.
+            #[allow(unreachable_patterns)]
+            _ => return Ok(None),
+        };
+        if line.queued && line.ahead == 0 && line.remaining.is_none() {
+            return Ok(None);
+        }
+        if waiting.place || !line.queued {
+            self.register(conn, name, waiting.id).await?;
+        }
+        Ok(Some(Attempt::Queued {
+            ahead: line.ahead,
+            remaining: line.remaining,
+        }))
     }
 }

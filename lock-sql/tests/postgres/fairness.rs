@@ -7,7 +7,6 @@ use std::time::Duration;
 use lock_core::{DistributedLock, DistributedLockExt, ErrorKind, LockName};
 use lock_sql::SqlLock;
 use lock_testkit::scaled_ms;
-use sqlx::AssertSqlSafe;
 
 use crate::support::unique;
 
@@ -188,60 +187,4 @@ async fn a_waiter_leaving_the_head_of_the_line_hands_its_turn_on() {
         "granted {handoff:?} after the release"
     );
     guard.release().await.expect("release");
-}
-
-/// A waiters table made before entries kept their arrival time gains `queued_at` when a
-/// service connects; an entry already in it keeps its place ahead of newcomers.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_waiters_table_without_arrival_times_gains_them() {
-    let Some(url) = crate::url() else { return };
-    let admin = sqlx::PgPool::connect(&url).await.expect("admin pool");
-    let table = format!("queued_{:08x}", rand::random::<u32>());
-    sqlx::query(AssertSqlSafe(format!(
-        "CREATE TABLE \"{table}_waiters\" (name TEXT NOT NULL, waiter BYTEA NOT NULL, \
-         expires_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (name, waiter))"
-    )))
-    .execute(&admin)
-    .await
-    .expect("create the earlier waiters table");
-    let name = unique("fairness/upgrade");
-    sqlx::query(AssertSqlSafe(format!(
-        "INSERT INTO \"{table}_waiters\" (name, waiter, expires_at) \
-         VALUES ($1, $2, now() + INTERVAL '1 minute')"
-    )))
-    .bind(name.as_str())
-    .bind(&[9_u8; 16][..])
-    .execute(&admin)
-    .await
-    .expect("an entry queued before the upgrade");
-    let lock = SqlLock::builder(&url)
-        .table(&table)
-        .connect()
-        .await
-        .expect("connect");
-    let barged = lock
-        .try_acquire(&name)
-        .await
-        .expect("try upgrades the table");
-    assert!(
-        barged.is_none(),
-        "a newcomer barged ahead of the earlier entry"
-    );
-    let columns: Vec<String> = sqlx::query_scalar(
-        "SELECT column_name::TEXT FROM information_schema.columns WHERE table_name = $1",
-    )
-    .bind(format!("{table}_waiters"))
-    .fetch_all(&admin)
-    .await
-    .expect("columns");
-    assert!(
-        columns.iter().any(|column| column == "queued_at"),
-        "{columns:?}"
-    );
-    sqlx::query(AssertSqlSafe(format!("DELETE FROM \"{table}_waiters\"")))
-        .execute(&admin)
-        .await
-        .expect("remove the entry");
-    let granted = lock.try_acquire(&name).await.expect("try").expect("free");
-    granted.release().await.expect("release");
 }

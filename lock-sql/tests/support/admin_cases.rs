@@ -39,6 +39,27 @@ const DEAD_WAITER: [&str; 3] = [
      VALUES (?1, ?2, CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) - 1000)",
 ];
 
+/// The waiters table as versions before places in line made it.
+const FIRST_WAITERS: [&str; 3] = [
+    "CREATE TABLE {t} (name TEXT NOT NULL, waiter BYTEA NOT NULL, \
+     expires_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (name, waiter))",
+    "CREATE TABLE {t} (name VARBINARY(255) NOT NULL, waiter BINARY(16) NOT NULL, \
+     expires_at DATETIME(6) NOT NULL, PRIMARY KEY (name, waiter)) ENGINE = InnoDB",
+    "CREATE TABLE {t} (name TEXT NOT NULL, waiter BLOB NOT NULL, \
+     expires_at INTEGER NOT NULL, PRIMARY KEY (name, waiter))",
+];
+
+/// A waiter entry of another process, live for a minute.
+const LIVE_WAITER: [&str; 3] = [
+    "INSERT INTO {t} (name, waiter, expires_at) VALUES ($1, $2, now() + INTERVAL '1 minute')",
+    "INSERT INTO {t} (name, waiter, expires_at) \
+     VALUES (?, ?, UTC_TIMESTAMP(6) + INTERVAL 1 MINUTE)",
+    "INSERT INTO {t} (name, waiter, expires_at) \
+     VALUES (?1, ?2, CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + 60000)",
+];
+
+const CLEAR_WAITERS: [&str; 3] = ["DELETE FROM {t}", "DELETE FROM {t}", "DELETE FROM {t}"];
+
 const COUNT_WAITERS: [&str; 3] = [
     "SELECT count(*) FROM {t} WHERE name = $1",
     "SELECT COUNT(*) FROM {t} WHERE name = ?",
@@ -139,6 +160,33 @@ pub(crate) async fn tables_from_the_first_schema_gain_the_new_columns(target: &S
         "{status:?}"
     );
     guard.release().await.expect("release");
+}
+
+/// A waiters table made before entries kept their place in line gains `queued_at` when a
+/// service connects, and an entry already in it stays ahead of newcomers.
+pub(crate) async fn waiters_tables_without_places_in_line_gain_them(target: &SqlTarget) {
+    let admin = target.admin().await;
+    let table = format!("line_{:08x}", rand::random::<u32>());
+    let waiters = format!("{table}_waiters");
+    admin.run(FIRST_SCHEMA, &table, None).await;
+    admin.run(FIRST_WAITERS, &waiters, None).await;
+    let name = unique("upgrade/line");
+    let entry = Some((name.as_str(), &[9_u8; 16][..]));
+    admin.run(LIVE_WAITER, &waiters, entry).await;
+    let lock = SqlLock::builder(&target.url).table(&table).connect();
+    let lock = lock.await.expect("connect");
+    let barged = lock
+        .try_acquire(&name)
+        .await
+        .expect("try upgrades the tables");
+    assert!(
+        barged.is_none(),
+        "a newcomer barged ahead of an entry placed before the upgrade"
+    );
+    admin.run(CLEAR_WAITERS, &waiters, None).await;
+    let granted = lock.try_acquire(&name).await.expect("try");
+    let granted = granted.expect("free once the entry is gone");
+    granted.release().await.expect("release");
 }
 
 /// Only an acquisition that waits keeps a waiter entry: a failed single try leaves none, a

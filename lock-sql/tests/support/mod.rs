@@ -4,10 +4,12 @@
 pub(crate) mod accounts;
 pub(crate) mod admin_cases;
 pub(crate) mod cases;
+pub(crate) mod fifo_cases;
 pub(crate) mod renewal_cases;
 pub(crate) mod tls;
 
-/// Expands to one named test per SQL-specific case in [`cases`] and [`admin_cases`], for the target that `$target`
+/// Expands to one named test per SQL-specific case in [`cases`], [`admin_cases`] and
+/// [`fifo_cases`], for the target that `$target`
 /// (an `Option<SqlTarget>`; `None` skips) yields: each dialect's binary joins with one line.
 #[allow(unused_macros)] // the TLS binaries run the suite alone
 macro_rules! sql_cases {
@@ -23,7 +25,12 @@ macro_rules! sql_cases {
         $crate::support::sql_cases!(@each $target, admin_cases;
             tables_from_the_first_schema_gain_the_new_columns,
             waiter_entries_come_and_go_with_waiting,
+            waiters_tables_without_places_in_line_gain_them,
             list_takes_the_prefix_literally,
+        );
+        $crate::support::sql_cases!(@each $target, fifo_cases;
+            waiters_are_granted_in_arrival_order,
+            a_newcomer_never_barges_ahead_of_a_waiter,
         );
     };
     (@each $target:expr, $module:ident; $($case:ident),* $(,)?) => {
@@ -265,7 +272,13 @@ impl SqlTarget {
                     Dialect::MySql => {
                         Admin::MySql(sqlx::MySqlPool::connect(url).await.expect("admin pool"))
                     }
-                    _ => Admin::Sqlite(sqlx::SqlitePool::connect(url).await.expect("admin pool")),
+                    _ => {
+                        // The file may not exist yet when this case runs first.
+                        let options = url.parse::<sqlx::sqlite::SqliteConnectOptions>();
+                        let options = options.expect("SQLite URL").create_if_missing(true);
+                        let pool = sqlx::SqlitePool::connect_with(options).await;
+                        Admin::Sqlite(pool.expect("admin pool"))
+                    }
                 }
             })
             .await

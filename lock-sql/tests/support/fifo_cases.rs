@@ -1,0 +1,107 @@
+//! Arrival order on every dialect: waiters on separate services (as separate processes would
+//! be) are granted in the order they queued, and a newcomer never takes a freed lock ahead of
+//! an acquisition already waiting for it.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use lock_core::{DistributedLock, DistributedLockExt, LockName};
+use lock_sql::SqlLock;
+use lock_testkit::scaled_ms;
+use tokio::task::JoinHandle;
+
+use super::{SqlTarget, unique};
+
+/// A service of its own, its schema step done, so its first try is a plain acquire statement.
+async fn service(target: &SqlTarget) -> Arc<SqlLock> {
+    let lock = target.lock().await;
+    let warm = unique("fifo/warm-up");
+    let guard = lock.try_acquire(&warm).await.expect("try").expect("free");
+    guard.release().await.expect("release");
+    Arc::new(lock)
+}
+
+/// Waits until `name` has `count` waiters in line, by `inspect`.
+async fn wait_for_line(lock: &SqlLock, name: &LockName, count: u64) {
+    let deadline = tokio::time::Instant::now() + scaled_ms(10_000);
+    while lock.inspect(name).await.expect("inspect").waiters < count {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "waiter {count} never queued"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// One waiter on its own service: pushes `index` to `order` when granted, holds for `hold`,
+/// releases.
+async fn waiter(
+    target: &SqlTarget,
+    name: &LockName,
+    index: usize,
+    hold: Duration,
+    order: &Arc<Mutex<Vec<usize>>>,
+) -> JoinHandle<()> {
+    let lock = service(target).await;
+    let (name, order) = (name.clone(), Arc::clone(order));
+    tokio::spawn(async move {
+        let guard = lock
+            .acquire_timeout(&name, scaled_ms(30_000))
+            .await
+            .expect("granted in time");
+        order
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(index);
+        tokio::time::sleep(hold).await;
+        guard.release().await.expect("release");
+    })
+}
+
+pub(crate) async fn waiters_are_granted_in_arrival_order(target: &SqlTarget) {
+    const WAITERS: usize = 6;
+    let name = unique("fifo/order");
+    let holder = service(target).await;
+    assert!(holder.capabilities().fair_fifo, "{:?}", target.dialect);
+    let held = holder.try_acquire(&name).await.expect("try").expect("free");
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for index in 0..WAITERS {
+        tasks.push(waiter(target, &name, index, Duration::from_millis(5), &order).await);
+        wait_for_line(&holder, &name, index as u64 + 1).await;
+    }
+    held.release().await.expect("release");
+    for task in tasks {
+        task.await.expect("waiter");
+    }
+    let order = order.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    assert_eq!(
+        order,
+        (0..WAITERS).collect::<Vec<_>>(),
+        "grants out of arrival order"
+    );
+}
+
+pub(crate) async fn a_newcomer_never_barges_ahead_of_a_waiter(target: &SqlTarget) {
+    let name = unique("fifo/barging");
+    let holder = service(target).await;
+    let newcomer = service(target).await;
+    let held = holder.try_acquire(&name).await.expect("try").expect("free");
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let waiting = waiter(target, &name, 0, Duration::ZERO, &order).await;
+    wait_for_line(&holder, &name, 1).await;
+    let released_at = tokio::time::Instant::now();
+    held.release().await.expect("release");
+    let barged = newcomer.try_acquire(&name).await.expect("try");
+    assert!(
+        barged.is_none(),
+        "a newcomer took the lock ahead of the waiting acquisition"
+    );
+    waiting.await.expect("waiter");
+    let handoff = released_at.elapsed();
+    assert!(
+        handoff < scaled_ms(1_000),
+        "the waiter was granted {handoff:?} after the release"
+    );
+    assert_eq!(*order.lock().unwrap_or_else(PoisonError::into_inner), [0]);
+}
