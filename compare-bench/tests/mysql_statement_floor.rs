@@ -1,6 +1,6 @@
 //! The floor of distlock's MySQL/MariaDB statements on a real MariaDB waits as distlock does: a
-//! refused client places a waiter entry, polls, is granted once the holder releases, and then
-//! removes its entry.
+//! refused client places a waiter entry, reads its place in line, is granted in arrival order
+//! once the holder releases, and then removes its entry.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,39 +25,64 @@ async fn entries(url: &str) -> i64 {
         .expect("count the entries")
 }
 
+/// Starts `client`'s acquire in a task; its result says whether it was granted.
+fn acquiring(
+    client: &Arc<mysql_statement_floor::MySqlStatementFloor>,
+) -> tokio::task::JoinHandle<Result<Box<dyn compare_bench::contend::Held>, String>> {
+    let client = Arc::clone(client);
+    tokio::spawn(async move { client.acquire().await.map_err(|error| error.to_string()) })
+}
+
+/// Waits until the floor's lock has `count` waiter entries.
+async fn line_of(url: &str, count: i64) {
+    for _ in 0..100 {
+        if entries(url).await == count {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the line never reached {count} entries");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_refused_floor_client_waits_in_line_and_is_granted_after_the_release() {
+async fn refused_floor_clients_wait_in_line_and_are_granted_in_arrival_order() {
     let Some(server) = require(MariaDbServer::start()) else {
         return;
     };
     let url = server.url();
-    let first = mysql_statement_floor::connect(&url, NAME)
-        .await
-        .expect("first client");
-    let second = Arc::new(
-        mysql_statement_floor::connect(&url, NAME)
-            .await
-            .expect("second client"),
-    );
+    let client = async || {
+        let client = mysql_statement_floor::connect(&url, NAME).await;
+        Arc::new(client.expect("client"))
+    };
+    let (first, second, third) = (client().await, client().await, client().await);
     let held = first.acquire().await.expect("uncontended grant");
-    let waiting = tokio::spawn({
-        let second = Arc::clone(&second);
-        async move { second.acquire().await.map_err(|error| error.to_string()) }
-    });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    if waiting.is_finished() {
-        let early = waiting.await.expect("the waiting task").map(|_| "granted");
-        panic!("the second acquire ended while the first client held: {early:?}");
+    let waiting = acquiring(&second);
+    line_of(&url, 1).await;
+    let behind = acquiring(&third);
+    line_of(&url, 2).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    if waiting.is_finished() || behind.is_finished() {
+        panic!("an acquire ended while the first client held");
     }
-    assert_eq!(entries(&url).await, 1, "the waiting client placed no entry");
 
     held.release().await.expect("release");
-    // Polls come at most 500 ms apart on the default backoff.
     let granted = tokio::time::timeout(Duration::from_secs(5), waiting)
         .await
-        .expect("not granted within 5 s of the release")
+        .expect("the first in line was not granted within 5 s of the release")
+        .expect("the waiting task")
+        .expect("the waiting acquire");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !behind.is_finished(),
+        "the second in line was granted while the first held"
+    );
+    assert_eq!(entries(&url).await, 1, "the granted client left its entry");
+    granted.release().await.expect("second release");
+    let last = tokio::time::timeout(Duration::from_secs(5), behind)
+        .await
+        .expect("the second in line was not granted within 5 s of the release")
         .expect("the waiting task")
         .expect("the waiting acquire");
     assert_eq!(entries(&url).await, 0, "the granted client left its entry");
-    granted.release().await.expect("second release");
+    last.release().await.expect("third release");
 }

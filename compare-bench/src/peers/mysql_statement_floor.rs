@@ -4,14 +4,18 @@
 //! work as distlock's pair and nothing else on the client: no pool, no engine, no guard, no
 //! lease scheduler.
 //!
-//! Under contention it waits as a distlock acquisition does, with the same statements: the
-//! first refused try places a waiter entry (`wait_register.sql`), each later try follows
-//! distlock's default backoff (the server wakes no one, so waiters poll), and a grant after a
-//! wait removes the entry (`wait_leave.sql`). Entries are not refreshed: they last 15 s, as
-//! distlock's, and a refresh every 5 s would add less than one statement per waiter in a run.
+//! Under contention it waits in line as a distlock acquisition does, with the same statements:
+//! the first refused try places a waiter entry (`wait_register.sql`); then it reads its place
+//! in line (`wait_probe.sql`), at once again while it is first and after one millisecond per
+//! entry ahead otherwise, and sends the acquire statement when its turn came; a grant after a
+//! wait removes the entry (`wait_leave.sql`). It never reads less often than distlock, whose
+//! waits also double while the line stands still. Entries are not refreshed: they last 15 s,
+//! as distlock's, and a refresh every 5 s would add less than one statement per waiter in a
+//! run.
 
 use async_trait::async_trait;
-use lock_core::Backoff;
+use std::time::Duration;
+
 use lock_sql::sqlx::{self, MySqlConnection, SqlStr};
 
 use super::statement_floor::{LEASE_US, StatementFloor, StatementHeld, statement};
@@ -26,6 +30,7 @@ const ENTRY_LIFETIME_US: i64 = 15_000_000;
 pub struct MySqlStatementFloor {
     floor: StatementFloor<MySqlConnection>,
     register: SqlStr,
+    probe: SqlStr,
     leave: SqlStr,
 }
 
@@ -51,20 +56,29 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
         register: statement(include_str!(
             "../../../lock-sql/sql/mysql/wait_register.sql"
         )),
+        probe: statement(include_str!("../../../lock-sql/sql/mysql/wait_probe.sql")),
         leave: statement(include_str!("../../../lock-sql/sql/mysql/wait_leave.sql")),
     })
 }
 
 impl MySqlStatementFloor {
-    /// One acquire statement for `owner`: `true` when it granted, `false` when the lock was
-    /// held or the server rolled the statement back for contention (as lock-sql, a refusal).
-    async fn try_once(&self, connection: &mut MySqlConnection, owner: &[u8]) -> BenchResult<bool> {
+    /// One acquire statement for `owner`, whose waiter entry is `waiter`: `true` when it
+    /// granted, `false` when the lock was held, others were ahead, or the server rolled the
+    /// statement back for contention (as lock-sql, a refusal).
+    async fn try_once(
+        &self,
+        connection: &mut MySqlConnection,
+        owner: &[u8],
+        waiter: &[u8],
+    ) -> BenchResult<bool> {
         let (name, label) = (self.floor.name.as_bytes(), b"floor".as_slice());
         let attempt = sqlx::query(self.floor.acquire.clone())
             .bind(name)
             .bind(owner)
             .bind(LEASE_US)
             .bind(label)
+            .bind(waiter)
+            .bind(name)
             .bind(owner)
             .bind(owner)
             .bind(owner)
@@ -86,6 +100,29 @@ impl MySqlStatementFloor {
             Ok(_) => Ok(true),
             Err(_) => Ok(false),
         }
+    }
+
+    /// The wait before the next try of the acquisition with entry `waiter`, read from its place
+    /// in line; `None` when its turn came (the lock is free and no live entry is ahead).
+    async fn wait_in_line(
+        &self,
+        connection: &mut MySqlConnection,
+        waiter: &[u8],
+    ) -> BenchResult<Option<Duration>> {
+        let name = self.floor.name.as_bytes();
+        let (left, ahead, _queued): (Option<i64>, i64, i64) = sqlx::query_as(self.probe.clone())
+            .bind(name)
+            .bind(waiter)
+            .bind(name)
+            .bind(name)
+            .bind(waiter)
+            .fetch_one(&mut *connection)
+            .await?;
+        if ahead == 0 && left.is_none() {
+            return Ok(None);
+        }
+        let behind_the_next = u64::try_from(ahead).unwrap_or(0).saturating_sub(1);
+        Ok(Some(Duration::from_millis(behind_the_next)))
     }
 
     /// Sends the waiter statement `sql` for the entry `waiter`, with the arguments `extra`
@@ -113,22 +150,24 @@ impl Contender for MySqlStatementFloor {
     async fn acquire(&self) -> BenchResult<Box<dyn Held>> {
         let owner = rand::random::<u128>().to_be_bytes();
         let waiter = rand::random::<u128>().to_be_bytes();
-        let backoff = Backoff::default();
         let mut connection = self.floor.connection.lock().await;
-        let mut tries: u32 = 0;
-        while !self.try_once(&mut connection, &owner).await? {
-            if tries == 0 {
-                let lifetime = [ENTRY_LIFETIME_US, ENTRY_LIFETIME_US];
-                self.entry(&mut connection, &self.register, &waiter, &lifetime)
-                    .await?;
+        if self.try_once(&mut connection, &owner, &waiter).await? {
+            return Ok(Box::new(self.floor.held(owner)));
+        }
+        let lifetime = [ENTRY_LIFETIME_US, ENTRY_LIFETIME_US];
+        self.entry(&mut connection, &self.register, &waiter, &lifetime)
+            .await?;
+        loop {
+            match self.wait_in_line(&mut connection, &waiter).await? {
+                // A timer, even one due now, fires on the runtime's next tick.
+                Some(wait) if wait.is_zero() => {}
+                Some(wait) => tokio::time::sleep(wait).await,
+                None if self.try_once(&mut connection, &owner, &waiter).await? => break,
+                None => {}
             }
-            tokio::time::sleep(backoff.delay(tries)).await;
-            tries += 1;
         }
-        if tries > 0 {
-            self.entry(&mut connection, &self.leave, &waiter, &[])
-                .await?;
-        }
+        self.entry(&mut connection, &self.leave, &waiter, &[])
+            .await?;
         Ok(Box::new(self.floor.held(owner)))
     }
 }

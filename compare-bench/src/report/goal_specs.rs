@@ -80,9 +80,9 @@ const PG_HANDOFF_FLOOR: Pick = row("contention", 32, &["handoff floor"]);
 /// distlock's own MySQL/MariaDB statements from a bare client: the server work of its pair.
 /// The PostgreSQL floor has the same file names: the backend tells them apart.
 const MYSQL_STATEMENT_FLOOR: Pick = row("latency", 1, &["release.sql floor"]);
-/// The same statements from 32 bare clients that wait as distlock's acquisitions do (a waiter
-/// entry, then polling on distlock's default backoff: the server wakes no one): the server work
-/// of distlock's contended grants.
+/// The same statements from 32 bare clients that wait in line as distlock's acquisitions do
+/// (a waiter entry, then reading their place in line at least as often as distlock: the server
+/// wakes no one): the server work of distlock's contended grants, served in arrival order.
 const MYSQL_STATEMENT_POLL_FLOOR: Pick = row("contention", 32, &["release.sql floor"]);
 
 /// The many-locks row of 100,000 held locks.

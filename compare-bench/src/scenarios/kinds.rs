@@ -72,7 +72,8 @@ impl Kind {
             Kind::MySqlGetLock => "GET_LOCK/RELEASE_LOCK".to_owned(),
             Kind::MySqlRow(ms) => format!("INSERT IGNORE/DELETE, {ms} ms poll"),
             Kind::MySqlStatementFloor => {
-                "acquire.sql/release.sql floor, one connection, 10-500 ms backoff".to_owned()
+                "acquire.sql/release.sql floor, one connection, polling its place in line"
+                    .to_owned()
             }
         }
     }
