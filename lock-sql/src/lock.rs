@@ -159,7 +159,9 @@ impl SqlLock {
         }
     }
 
-    /// How many acquire statements this service has sent.
+    /// How many tries this service's acquisitions have made: each an acquire statement, or on
+    /// MySQL/MariaDB and SQLite, once a waiter entry is placed, a read of the place in line
+    /// (followed by the acquire statement when the turn came).
     #[cfg(feature = "testing")]
     #[doc(hidden)]
     pub fn acquire_statements(&self) -> u64 {

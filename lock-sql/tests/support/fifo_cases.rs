@@ -105,3 +105,50 @@ pub(crate) async fn a_newcomer_never_barges_ahead_of_a_waiter(target: &SqlTarget
     );
     assert_eq!(*order.lock().unwrap_or_else(PoisonError::into_inner), [0]);
 }
+
+/// Four waiters behind a hold of 1.5 s: a line that stands still is read less and less often,
+/// so the whole wait costs a few dozen tries, where reading at the pace of a moving line (one
+/// read per millisecond for the first in line alone) would cost over a thousand.
+pub(crate) async fn a_line_that_stands_still_costs_few_reads(target: &SqlTarget) {
+    const WAITERS: usize = 4;
+    const READS_AT_MOST: u64 = 200;
+    let name = unique("fifo/standing");
+    let holder = service(target).await;
+    let held = holder.try_acquire(&name).await.expect("try").expect("free");
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut services = Vec::new();
+    let mut tasks = Vec::new();
+    for index in 0..WAITERS {
+        let lock = service(target).await;
+        let (wanted, order) = (name.clone(), Arc::clone(&order));
+        services.push(Arc::clone(&lock));
+        tasks.push(tokio::spawn(async move {
+            let guard = lock.acquire_timeout(&wanted, scaled_ms(30_000)).await;
+            let guard = guard.expect("granted in time");
+            order
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(index);
+            guard.release().await.expect("release");
+        }));
+        wait_for_line(&holder, &name, index as u64 + 1).await;
+    }
+    let sent = || -> u64 { services.iter().map(|lock| lock.acquire_statements()).sum() };
+    let queued = sent();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let reads = sent() - queued;
+    held.release().await.expect("release");
+    for task in tasks {
+        task.await.expect("waiter");
+    }
+    assert!(
+        reads <= READS_AT_MOST,
+        "{WAITERS} waiters sent {reads} tries while the line stood still for 1.5 s"
+    );
+    let order = order.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    assert_eq!(
+        order,
+        (0..WAITERS).collect::<Vec<_>>(),
+        "grants out of order"
+    );
+}

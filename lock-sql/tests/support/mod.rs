@@ -31,6 +31,7 @@ macro_rules! sql_cases {
         $crate::support::sql_cases!(@each $target, fifo_cases;
             waiters_are_granted_in_arrival_order,
             a_newcomer_never_barges_ahead_of_a_waiter,
+            a_line_that_stands_still_costs_few_reads,
         );
     };
     (@each $target:expr, $module:ident; $($case:ident),* $(,)?) => {
