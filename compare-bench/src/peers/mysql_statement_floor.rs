@@ -5,10 +5,12 @@
 //! lease scheduler.
 //!
 //! Under contention it waits in line as a distlock acquisition does, with the same statements:
-//! the first refused try places a waiter entry (`wait_register.sql`); then it reads its place
-//! in line (`wait_probe.sql`), at once again while it is first and after one millisecond per
-//! entry ahead otherwise, and sends the acquire statement when its turn came; a grant after a
-//! wait removes the entry (`wait_leave.sql`). It never reads less often than distlock, whose
+//! a first try that finds the lock free but marked for waiters sends `acquire_in_line.sql`
+//! next; a refused first try marks the lock row (`wait_mark.sql`) and places a waiter entry
+//! (`wait_register.sql`); then it reads its place in line (`wait_probe.sql`), at once again
+//! while it is first and after one millisecond per entry ahead otherwise, and sends
+//! `acquire_in_line.sql` when its turn came; a grant after a wait removes the entry
+//! (`wait_leave.sql`). It never reads less often than distlock, whose
 //! waits also double while the line stands still. Entries are not refreshed: they last 15 s,
 //! as distlock's, and a refresh every 5 s would add less than one statement per waiter in a
 //! run.
@@ -16,6 +18,7 @@
 use async_trait::async_trait;
 use std::time::Duration;
 
+use lock_sql::sqlx::mysql::MySqlQueryResult;
 use lock_sql::sqlx::{self, MySqlConnection, SqlStr};
 
 use super::statement_floor::{LEASE_US, StatementFloor, StatementHeld, statement};
@@ -29,6 +32,8 @@ const ENTRY_LIFETIME_US: i64 = 15_000_000;
 #[derive(Debug, Clone)]
 pub struct MySqlStatementFloor {
     floor: StatementFloor<MySqlConnection>,
+    in_line: SqlStr,
+    mark: SqlStr,
     register: SqlStr,
     probe: SqlStr,
     leave: SqlStr,
@@ -53,6 +58,10 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
     .await?;
     Ok(MySqlStatementFloor {
         floor,
+        in_line: statement(include_str!(
+            "../../../lock-sql/sql/mysql/acquire_in_line.sql"
+        )),
+        mark: statement(include_str!("../../../lock-sql/sql/mysql/wait_mark.sql")),
         register: statement(include_str!(
             "../../../lock-sql/sql/mysql/wait_register.sql"
         )),
@@ -62,17 +71,40 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
 }
 
 impl MySqlStatementFloor {
-    /// One acquire statement for `owner`, whose waiter entry is `waiter`: `true` when it
-    /// granted, `false` when the lock was held, others were ahead, or the server rolled the
-    /// statement back for contention (as lock-sql, a refusal).
+    /// One try for `owner`, whose waiter entry is `waiter`: `acquire.sql` unless the entry is
+    /// `placed`, and `acquire_in_line.sql` when it is or when `acquire.sql` found the lock
+    /// free but marked for waiters. `true` when granted, `false` when the lock was held,
+    /// others were ahead, or the server rolled the statement back for contention (as
+    /// lock-sql, a refusal).
     async fn try_once(
         &self,
         connection: &mut MySqlConnection,
         owner: &[u8],
-        waiter: &[u8],
+        (waiter, placed): (&[u8], bool),
     ) -> BenchResult<bool> {
         let (name, label) = (self.floor.name.as_bytes(), b"floor".as_slice());
-        let attempt = sqlx::query(self.floor.acquire.clone())
+        if !placed {
+            let attempt = sqlx::query(self.floor.acquire.clone())
+                .bind(name)
+                .bind(owner)
+                .bind(LEASE_US)
+                .bind(label)
+                .bind(owner)
+                .bind(owner)
+                .bind(owner)
+                .bind(LEASE_US)
+                .bind(owner)
+                .bind(label)
+                .bind(owner)
+                .execute(&mut *connection)
+                .await;
+            match outcome(attempt)? {
+                Outcome::Granted => return Ok(true),
+                Outcome::Refused => return Ok(false),
+                Outcome::FreeButRefused => {}
+            }
+        }
+        let attempt = sqlx::query(self.in_line.clone())
             .bind(name)
             .bind(owner)
             .bind(LEASE_US)
@@ -88,18 +120,7 @@ impl MySqlStatementFloor {
             .bind(owner)
             .execute(&mut *connection)
             .await;
-        let outcome = match attempt {
-            Ok(done) => done.last_insert_id(),
-            Err(error) if contended(&error) => return Ok(false),
-            Err(error) => return Err(error.into()),
-        };
-        // A grant reports its fence, a positive signed counter; a refusal sets the top bit
-        // (see lock-sql's `acquire.sql`), and 0 reports nothing.
-        match i64::try_from(outcome) {
-            Ok(0) => Err("the acquire statement reported no outcome".into()),
-            Ok(_) => Ok(true),
-            Err(_) => Ok(false),
-        }
+        Ok(outcome(attempt)? == Outcome::Granted)
     }
 
     /// The wait before the next try of the acquisition with entry `waiter`, read from its place
@@ -151,10 +172,19 @@ impl Contender for MySqlStatementFloor {
         let owner = rand::random::<u128>().to_be_bytes();
         let waiter = rand::random::<u128>().to_be_bytes();
         let mut connection = self.floor.connection.lock().await;
-        if self.try_once(&mut connection, &owner, &waiter).await? {
+        if self
+            .try_once(&mut connection, &owner, (&waiter, false))
+            .await?
+        {
             return Ok(Box::new(self.floor.held(owner)));
         }
         let lifetime = [ENTRY_LIFETIME_US, ENTRY_LIFETIME_US];
+        sqlx::query(self.mark.clone())
+            .bind(self.floor.name.as_bytes())
+            .bind(ENTRY_LIFETIME_US)
+            .bind(ENTRY_LIFETIME_US)
+            .execute(&mut *connection)
+            .await?;
         self.entry(&mut connection, &self.register, &waiter, &lifetime)
             .await?;
         loop {
@@ -162,7 +192,12 @@ impl Contender for MySqlStatementFloor {
                 // A timer, even one due now, fires on the runtime's next tick.
                 Some(wait) if wait.is_zero() => {}
                 Some(wait) => tokio::time::sleep(wait).await,
-                None if self.try_once(&mut connection, &owner, &waiter).await? => break,
+                None if self
+                    .try_once(&mut connection, &owner, (&waiter, true))
+                    .await? =>
+                {
+                    break;
+                }
                 None => {}
             }
         }
@@ -171,6 +206,33 @@ impl Contender for MySqlStatementFloor {
         Ok(Box::new(self.floor.held(owner)))
     }
 }
+
+/// What an acquire statement reported in its insert id (see lock-sql's `acquire.sql`).
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    /// A fence: a positive signed counter.
+    Granted,
+    /// The top bit and the holder's lease left, or rolled back by contention.
+    Refused,
+    /// The top bit alone: free, but a waiter entry may be live or is ahead.
+    FreeButRefused,
+}
+
+fn outcome(attempt: Result<MySqlQueryResult, sqlx::Error>) -> BenchResult<Outcome> {
+    match attempt {
+        Ok(done) => match done.last_insert_id() {
+            0 => Err("the acquire statement reported no outcome".into()),
+            FREE_BUT_REFUSED => Ok(Outcome::FreeButRefused),
+            id if id < FREE_BUT_REFUSED => Ok(Outcome::Granted),
+            _ => Ok(Outcome::Refused),
+        },
+        Err(error) if contended(&error) => Ok(Outcome::Refused),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// The insert id's top bit, set when a try was refused.
+const FREE_BUT_REFUSED: u64 = 1 << 63;
 
 /// Rolled back by contention: "deadlock found" (1213) or "lock wait timeout" (1205).
 fn contended(error: &sqlx::Error) -> bool {

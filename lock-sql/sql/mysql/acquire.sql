@@ -1,49 +1,39 @@
--- Binds: name, owner, lease_us, label, waiter, name, owner, owner, owner, lease_us, owner,
--- label, owner.
+-- Binds: name, owner, lease_us, label, owner, owner, owner, lease_us, owner, label, owner.
 -- Insert the row, or take over one that is free or whose lease ended by the database clock
 -- (UTC_TIMESTAMP is fixed for the whole statement), raising the fencing counter: one past it,
 -- and never below the database clock in microseconds, so tokens keep rising even when the
 -- counter went back with the data (a restore, a failover to a replica that missed grants).
 -- A takeover also records the owner label and the grant time.
--- Waiters are served in arrival order: `turn.clear` is false while a live waiter entry of the
--- name is ahead of this acquisition's entry (every live entry is ahead of an acquisition that
--- placed none), and then a free row is left alone too (a missing one is inserted free).
+-- Waiters are served in arrival order, without reading the waiters table here: a free row
+-- is taken only while `queued_until` says no waiter entry can be live (wait_mark.sql moves
+-- it before any entry is placed or refreshed), else acquire_in_line.sql decides. A missing
+-- row has no waiters, as an entry's row is marked before the entry is placed.
 -- MySQL evaluates these assignments left to right, each seeing the columns already assigned;
 -- MariaDB's SIMULTANEOUS_ASSIGNMENT mode sees the old row instead. The test for the columns
--- after `owner` is true in both cases exactly when `owner` was taken over: the old row was
--- free and it was this acquisition's turn, or `owner` now holds our fresh random token.
+-- after `owner` is true in both cases exactly when `owner` was taken over: it now holds our
+-- fresh random token, or the old row was free and unmarked.
 -- The outcome comes back in the OK packet's insert id, set by LAST_INSERT_ID(expr), so that
 -- no read follows: the new fence when granted (a signed counter: below 2^63), or 2^63 plus
 -- the holder's remaining lease in microseconds when refused (plus 0 when the lock is free
--- but others are ahead). The SELECT row is evaluated before the duplicate key is found, so
--- on an existing row the update's call comes last.
+-- but a waiter entry may be live).
 INSERT INTO `{table}` (name, owner, fence, lease_end, owner_label, granted_at)
-SELECT ?, IF(turn.clear, ?, NULL),
-       IF(turn.clear, LAST_INSERT_ID(CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)),
-          IF(LAST_INSERT_ID(9223372036854775808) > 0,
-             CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED), 0)),
-       IF(turn.clear, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, UTC_TIMESTAMP(6)),
-       IF(turn.clear, ?, NULL), IF(turn.clear, UTC_TIMESTAMP(6), NULL)
-FROM (
-    SELECT NOT EXISTS (
-        SELECT 1 FROM `{waiters}` AS w
-        LEFT JOIN `{waiters}` AS mine ON mine.name = w.name AND mine.waiter = ?
-        WHERE w.name = ? AND w.expires_at > UTC_TIMESTAMP(6)
-          AND (mine.waiter IS NULL
-               OR w.queued_at < mine.queued_at
-               OR (w.queued_at = mine.queued_at AND w.waiter < mine.waiter))
-    ) AS clear
-) AS turn
+VALUES (?, ?, LAST_INSERT_ID(CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)),
+        UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, ?, UTC_TIMESTAMP(6))
 ON DUPLICATE KEY UPDATE
-    owner = IF(turn.clear AND (owner IS NULL OR lease_end <= UTC_TIMESTAMP(6)), ?, owner),
-    fence = IF((turn.clear AND (owner IS NULL OR lease_end <= UTC_TIMESTAMP(6))) OR owner = ?,
+    owner = IF((owner IS NULL OR lease_end <= UTC_TIMESTAMP(6))
+               AND (queued_until IS NULL OR queued_until <= UTC_TIMESTAMP(6)), ?, owner),
+    fence = IF(owner = ? OR ((owner IS NULL OR lease_end <= UTC_TIMESTAMP(6))
+                             AND (queued_until IS NULL OR queued_until <= UTC_TIMESTAMP(6))),
                LAST_INSERT_ID(GREATEST(fence + 1, CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED))),
                IF(LAST_INSERT_ID(9223372036854775808 + GREATEST(0,
                                  TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_end))) > 0,
                   fence, fence)),
-    lease_end = IF((turn.clear AND (owner IS NULL OR lease_end <= UTC_TIMESTAMP(6))) OR owner = ?,
+    lease_end = IF(owner = ? OR ((owner IS NULL OR lease_end <= UTC_TIMESTAMP(6))
+                                 AND (queued_until IS NULL OR queued_until <= UTC_TIMESTAMP(6))),
                    UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, lease_end),
-    owner_label = IF((turn.clear AND (owner IS NULL OR lease_end <= UTC_TIMESTAMP(6)))
-                     OR owner = ?, ?, owner_label),
-    granted_at = IF((turn.clear AND (owner IS NULL OR lease_end <= UTC_TIMESTAMP(6)))
-                    OR owner = ?, UTC_TIMESTAMP(6), granted_at)
+    owner_label = IF(owner = ? OR ((owner IS NULL OR lease_end <= UTC_TIMESTAMP(6))
+                                   AND (queued_until IS NULL OR queued_until <= UTC_TIMESTAMP(6))),
+                     ?, owner_label),
+    granted_at = IF(owner = ? OR ((owner IS NULL OR lease_end <= UTC_TIMESTAMP(6))
+                                  AND (queued_until IS NULL OR queued_until <= UTC_TIMESTAMP(6))),
+                    UTC_TIMESTAMP(6), granted_at)

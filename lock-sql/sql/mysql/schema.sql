@@ -7,7 +7,10 @@ CREATE TABLE IF NOT EXISTS `{table}` (
     fence       BIGINT         NOT NULL,
     lease_end   DATETIME(6)    NOT NULL,
     owner_label VARBINARY(255) NULL,
-    granted_at  DATETIME(6)    NULL
+    granted_at  DATETIME(6)    NULL,
+    -- Until when a waiter entry of the name may be live (see wait_mark.sql); NULL: none was
+    -- ever placed.
+    queued_until DATETIME(6)   NULL
 ) ENGINE = InnoDB;
 
 -- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired;

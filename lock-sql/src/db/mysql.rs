@@ -49,7 +49,9 @@ pub(crate) struct MyDb {
 struct Statements {
     schema: Schema,
     acquire: sqlx::SqlStr,
+    acquire_in_line: sqlx::SqlStr,
     release: sqlx::SqlStr,
+    wait_mark: sqlx::SqlStr,
     wait_register: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
     wait_probe: sqlx::SqlStr,
@@ -92,7 +94,13 @@ impl MyDb {
                 )
             }),
             acquire: statement(include_str!("../../sql/mysql/acquire.sql"), table, ""),
+            acquire_in_line: statement(
+                include_str!("../../sql/mysql/acquire_in_line.sql"),
+                table,
+                "",
+            ),
             release: statement(include_str!("../../sql/mysql/release.sql"), table, ""),
+            wait_mark: statement(include_str!("../../sql/mysql/wait_mark.sql"), table, ""),
             wait_register: statement(include_str!("../../sql/mysql/wait_register.sql"), table, ""),
             wait_leave: statement(include_str!("../../sql/mysql/wait_leave.sql"), table, ""),
             wait_probe: statement(include_str!("../../sql/mysql/wait_probe.sql"), table, ""),
@@ -151,9 +159,11 @@ impl MyDb {
             .await
     }
 
-    /// The upsert, whose insert id reports the outcome (see `acquire.sql`): one round trip.
-    /// It grants only when no live waiter entry is ahead of `waiting`'s; placing and
-    /// refreshing the entry is [`super::Db::acquire`]'s.
+    /// The upsert, whose insert id reports the outcome (see `acquire.sql`): one round trip
+    /// while the lock row says no waiter entry can be live. Otherwise, and for a waiting
+    /// acquisition whose entry is placed, `acquire_in_line.sql` decides: it grants only when
+    /// no live entry is ahead of `waiting`'s. Placing and refreshing the entry is
+    /// [`super::Db::acquire`]'s.
     pub(crate) async fn acquire(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
@@ -165,7 +175,26 @@ impl MyDb {
     ) -> Result<Attempt, SqlError> {
         let (name, token, micros) = (name.as_bytes(), owner.as_bytes(), whole(lease, MICROSECOND));
         let label = label.as_bytes();
-        let upsert = sqlx::query(self.sql.acquire.clone())
+        if !waiting.placed {
+            let upsert = sqlx::query(self.sql.acquire.clone())
+                .bind(name)
+                .bind(token)
+                .bind(micros)
+                .bind(label)
+                .bind(token)
+                .bind(token)
+                .bind(token)
+                .bind(micros)
+                .bind(token)
+                .bind(label)
+                .bind(token);
+            let result = timed(self.timeout, upsert.execute(&mut **conn)).await;
+            let attempt = attempt(conn, result)?;
+            if attempt != FREE_BUT_MARKED {
+                return Ok(attempt);
+            }
+        }
+        let upsert = sqlx::query(self.sql.acquire_in_line.clone())
             .bind(name)
             .bind(token)
             .bind(micros)
@@ -180,11 +209,7 @@ impl MyDb {
             .bind(label)
             .bind(token);
         let result = timed(self.timeout, upsert.execute(&mut **conn)).await;
-        match settle(conn, result) {
-            Err(SqlError::Sqlx(error)) if contended(&error) => Ok(Attempt::Contended),
-            Err(error) => Err(error),
-            Ok(done) => outcome(done.last_insert_id()),
-        }
+        attempt(conn, result)
     }
 
     pub(crate) async fn release(
@@ -241,6 +266,8 @@ impl MyDb {
         self.renewals.renew(name, owner, lease).await
     }
 
+    /// Marks the lock row (see `wait_mark.sql`), then places or refreshes the entry: in
+    /// that order, so that no entry outlives the mark.
     pub(crate) async fn register(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
@@ -249,6 +276,12 @@ impl MyDb {
         lifetime: Duration,
     ) -> Result<(), SqlError> {
         let micros = whole(lifetime, MICROSECOND);
+        let mark = sqlx::query(self.sql.wait_mark.clone())
+            .bind(name.as_bytes())
+            .bind(micros)
+            .bind(micros);
+        let result = timed(self.timeout, mark.execute(&mut **conn)).await;
+        settle(conn, result)?;
         let query = sqlx::query(self.sql.wait_register.clone())
             .bind(name.as_bytes())
             .bind(waiter.as_bytes())
@@ -292,6 +325,22 @@ impl MyDb {
 /// Set in the acquire statement's insert id when the try was refused; the bits below it hold
 /// the holder's remaining lease in microseconds. A fence is a signed counter: always below it.
 const REFUSED: u64 = 1 << 63;
+
+/// What `acquire.sql` reports when the lock is free but a waiter entry may be live (and
+/// `acquire_in_line.sql` when the lock is free but others are ahead).
+const FREE_BUT_MARKED: Attempt = Attempt::Held(None);
+
+/// An acquire statement's outcome, from its insert id when it ran.
+fn attempt(
+    conn: &mut PoolConnection<sqlx::MySql>,
+    result: Result<sqlx::mysql::MySqlQueryResult, SqlError>,
+) -> Result<Attempt, SqlError> {
+    match settle(conn, result) {
+        Err(SqlError::Sqlx(error)) if contended(&error) => Ok(Attempt::Contended),
+        Err(error) => Err(error),
+        Ok(done) => outcome(done.last_insert_id()),
+    }
+}
 
 /// The acquire statement's outcome from its insert id: the new fence, or the holder's lease.
 fn outcome(insert_id: u64) -> Result<Attempt, SqlError> {

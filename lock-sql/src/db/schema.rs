@@ -28,11 +28,13 @@ pub(crate) struct Schema {
     denied: fn(&sqlx::Error) -> bool,
 }
 
-/// One statement of upgrade.sql and the column it adds.
+/// One statement of upgrade.sql, the column it adds, and the statements that fill that
+/// column in for the rows already there (run only by the process that added it).
 #[derive(Debug)]
 struct AddColumn {
     column: String,
     sql: SqlStr,
+    fill: Vec<SqlStr>,
 }
 
 impl Schema {
@@ -42,13 +44,18 @@ impl Schema {
     pub(crate) fn new(scripts: [&str; 4], table: &TableName, now: &str) -> Self {
         let [create, tables, columns, upgrade] = scripts;
         let names = [table.as_str().to_owned(), table.waiters(), table.claims()];
-        let upgrade = split(upgrade)
-            .into_iter()
-            .map(|text| AddColumn {
-                column: added_column(&text).unwrap_or_default().to_owned(),
-                sql: statement(&text, table, now),
-            })
-            .collect();
+        let mut changes: Vec<AddColumn> = Vec::new();
+        for text in split(upgrade) {
+            let sql = statement(&text, table, now);
+            match (added_column(&text), changes.last_mut()) {
+                (None, Some(last)) => last.fill.push(sql),
+                (column, _) => changes.push(AddColumn {
+                    column: column.unwrap_or_default().to_owned(),
+                    sql,
+                    fill: Vec::new(),
+                }),
+            }
+        }
         Self {
             create: names
                 .into_iter()
@@ -56,7 +63,7 @@ impl Schema {
                 .collect(),
             tables: statement(tables, table, now),
             columns: statement(columns, table, now),
-            upgrade,
+            upgrade: changes,
             probes: Vec::new(),
             denied: |_| false,
         }
@@ -117,8 +124,14 @@ impl Schema {
             let query = sqlx::query::<DB>(add.sql.clone());
             let result = timed(timeout, query.execute(&mut **conn)).await;
             match settle(conn, result) {
-                Err(SqlError::Sqlx(error)) if duplicate(&error) => {}
+                // Another process added it, and fills it in.
+                Err(SqlError::Sqlx(error)) if duplicate(&error) => continue,
                 other => drop(other?),
+            }
+            for fill in &add.fill {
+                let query = sqlx::query::<DB>(fill.clone());
+                let result = timed(timeout, query.execute(&mut **conn)).await;
+                settle(conn, result)?;
             }
         }
         for probe in &self.probes {
@@ -188,30 +201,22 @@ mod tests {
 
     #[test]
     fn every_upgrade_names_its_column() {
-        let lock_table = [Some("owner_label"), Some("granted_at")];
+        let first = ["owner_label", "granted_at", "queued_at"];
         let scripts = [
-            (
-                include_str!("../../sql/postgres/upgrade.sql"),
-                Some("queued_at"),
-            ),
+            (include_str!("../../sql/postgres/upgrade.sql"), &[][..]),
             (
                 include_str!("../../sql/mysql/upgrade.sql"),
-                Some("queued_at"),
+                &["queued_until"][..],
             ),
-            (
-                include_str!("../../sql/sqlite/upgrade.sql"),
-                Some("queued_at"),
-            ),
+            (include_str!("../../sql/sqlite/upgrade.sql"), &[][..]),
         ];
-        for (script, waiters) in scripts {
+        for (script, more) in scripts {
             let statements = split(script);
-            let columns: Vec<_> = statements.iter().map(|s| added_column(s)).collect();
-            let expected: Vec<_> = lock_table
-                .iter()
-                .copied()
-                .chain(waiters.map(Some))
-                .collect();
+            let columns: Vec<_> = statements.iter().filter_map(|s| added_column(s)).collect();
+            let expected: Vec<_> = first.iter().chain(more).copied().collect();
             assert_eq!(columns, expected, "{script}");
+            let leads = statements.first().and_then(|s| added_column(s));
+            assert!(leads.is_some(), "a fill with no column before it: {script}");
         }
     }
 
