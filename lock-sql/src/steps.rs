@@ -165,6 +165,13 @@ impl LockSteps for SqlSteps {
                     recheck_within: pushed.then_some(NOTIFIED_FALLBACK),
                     pushed,
                 };
+                // Where nobody wakes waiters, an entry just placed reads its place at once,
+                // and the pace takes over from there; a backoff wait would let the line move
+                // on without it.
+                let busy = match pushed || was_placed || !place {
+                    true => busy,
+                    false => busy.within(Duration::ZERO),
+                };
                 // Retry just after the holder's lease ends, at the latest.
                 match remaining {
                     Some(left) => busy.within(left + Duration::from_millis(1)),

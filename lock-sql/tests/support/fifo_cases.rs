@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use lock_core::{DistributedLock, DistributedLockExt, LockName};
+use lock_core::{AcquireOptions, Backoff, DistributedLock, DistributedLockExt, LockName};
 use lock_sql::SqlLock;
 use lock_testkit::scaled_ms;
 use tokio::task::JoinHandle;
@@ -150,5 +150,42 @@ pub(crate) async fn a_line_that_stands_still_costs_few_reads(target: &SqlTarget)
         order,
         (0..WAITERS).collect::<Vec<_>>(),
         "grants out of order"
+    );
+}
+
+/// Two services taking turns on one lock: each acquisition is refused behind the other's
+/// waiter, places its entry, and is granted at the next handoff. The backoff (at least
+/// 500 ms a wait) never delays a handoff, the line's pace does: 20 grants take well under a
+/// second, where a backoff wait after each refusal makes it 5 s or more.
+pub(crate) async fn services_taking_turns_never_sit_out_a_backoff(target: &SqlTarget) {
+    const ROUNDS: usize = 10;
+    let name = unique("fifo/turns");
+    let backoff = Backoff::exponential(Duration::from_secs(1), Duration::from_secs(1));
+    let options = AcquireOptions::builder()
+        .backoff(backoff.expect("backoff"))
+        .wait(scaled_ms(30_000))
+        .build()
+        .expect("options");
+    let services = [service(target).await, service(target).await];
+    let started = tokio::time::Instant::now();
+    let mut tasks = Vec::new();
+    for lock in services {
+        let (name, options) = (name.clone(), options.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..ROUNDS {
+                let guard = lock.acquire_with_options(&name, &options).await;
+                let guard = guard.expect("acquire").expect("granted in time");
+                guard.release().await.expect("release");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("client");
+    }
+    let took = started.elapsed();
+    assert!(
+        took < scaled_ms(3_000),
+        "{} grants taking turns took {took:?}",
+        2 * ROUNDS
     );
 }

@@ -32,6 +32,7 @@ macro_rules! sql_cases {
             waiters_are_granted_in_arrival_order,
             a_newcomer_never_barges_ahead_of_a_waiter,
             a_line_that_stands_still_costs_few_reads,
+            services_taking_turns_never_sit_out_a_backoff,
         );
     };
     (@each $target:expr, $module:ident; $($case:ident),* $(,)?) => {
