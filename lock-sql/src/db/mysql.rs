@@ -242,11 +242,7 @@ impl MyDb {
             .bind(waiter);
         let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
         let (left, ahead, queued) = settle(conn, result)?;
-        Ok(Line {
-            remaining: remaining(left, MICROSECOND),
-            ahead: u64::try_from(ahead).unwrap_or(0),
-            queued: queued != 0,
-        })
+        Ok(Line::read((left, ahead, queued != 0), MICROSECOND))
     }
 
     /// How many statements the renewals of this service's holds have taken.

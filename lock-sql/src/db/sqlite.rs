@@ -225,12 +225,7 @@ impl LiteDb {
             .bind(name)
             .bind(waiter.as_bytes());
         let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
-        let (left, ahead, queued) = settle(conn, result)?;
-        Ok(Line {
-            remaining: remaining(left, MILLISECOND),
-            ahead: u64::try_from(ahead).unwrap_or(0),
-            queued,
-        })
+        Ok(Line::read(settle(conn, result)?, MILLISECOND))
     }
 
     pub(crate) async fn release(

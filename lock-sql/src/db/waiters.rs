@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{Attempt, Conn, Db, Owner, Waiting};
+use super::{Attempt, Conn, Db, Owner, Waiting, remaining};
 use crate::error::SqlError;
 use crate::waiting::ENTRY_LIFETIME;
 
@@ -17,6 +17,19 @@ pub(crate) struct Line {
     pub(crate) ahead: u64,
     /// Whether the acquisition's entry is there (an entry that expired may have been purged).
     pub(crate) queued: bool,
+}
+
+impl Line {
+    /// The place as a dialect's `wait_probe.sql` returned it: the holder's lease left in
+    /// whole `unit`s (NULL when the lock is free), the live entries ahead, and whether the
+    /// acquisition's entry is there.
+    pub(crate) fn read((left, ahead, queued): (Option<i64>, i64, bool), unit: Duration) -> Self {
+        Self {
+            remaining: remaining(left, unit),
+            ahead: u64::try_from(ahead).unwrap_or(0),
+            queued,
+        }
+    }
 }
 
 impl Db {

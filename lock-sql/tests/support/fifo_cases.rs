@@ -2,61 +2,13 @@
 //! be) are granted in the order they queued, and a newcomer never takes a freed lock ahead of
 //! an acquisition already waiting for it.
 
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use lock_core::{AcquireOptions, Backoff, DistributedLock, DistributedLockExt, LockName};
-use lock_sql::SqlLock;
+use lock_core::{AcquireOptions, Backoff, DistributedLock, DistributedLockExt};
 use lock_testkit::scaled_ms;
-use tokio::task::JoinHandle;
 
+use super::line::{Line, service};
 use super::{SqlTarget, unique};
-
-/// A service of its own, its schema step done, so its first try is a plain acquire statement.
-async fn service(target: &SqlTarget) -> Arc<SqlLock> {
-    let lock = target.lock().await;
-    let warm = unique("fifo/warm-up");
-    let guard = lock.try_acquire(&warm).await.expect("try").expect("free");
-    guard.release().await.expect("release");
-    Arc::new(lock)
-}
-
-/// Waits until `name` has `count` waiters in line, by `inspect`.
-async fn wait_for_line(lock: &SqlLock, name: &LockName, count: u64) {
-    let deadline = tokio::time::Instant::now() + scaled_ms(10_000);
-    while lock.inspect(name).await.expect("inspect").waiters < count {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "waiter {count} never queued"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-/// One waiter on its own service: pushes `index` to `order` when granted, holds for `hold`,
-/// releases.
-async fn waiter(
-    target: &SqlTarget,
-    name: &LockName,
-    index: usize,
-    hold: Duration,
-    order: &Arc<Mutex<Vec<usize>>>,
-) -> JoinHandle<()> {
-    let lock = service(target).await;
-    let (name, order) = (name.clone(), Arc::clone(order));
-    tokio::spawn(async move {
-        let guard = lock
-            .acquire_timeout(&name, scaled_ms(30_000))
-            .await
-            .expect("granted in time");
-        order
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(index);
-        tokio::time::sleep(hold).await;
-        guard.release().await.expect("release");
-    })
-}
 
 pub(crate) async fn waiters_are_granted_in_arrival_order(target: &SqlTarget) {
     const WAITERS: usize = 6;
@@ -64,19 +16,11 @@ pub(crate) async fn waiters_are_granted_in_arrival_order(target: &SqlTarget) {
     let holder = service(target).await;
     assert!(holder.capabilities().fair_fifo, "{:?}", target.dialect);
     let held = holder.try_acquire(&name).await.expect("try").expect("free");
-    let order = Arc::new(Mutex::new(Vec::new()));
-    let mut tasks = Vec::new();
-    for index in 0..WAITERS {
-        tasks.push(waiter(target, &name, index, Duration::from_millis(5), &order).await);
-        wait_for_line(&holder, &name, index as u64 + 1).await;
-    }
+    let hold = Duration::from_millis(5);
+    let mut line = Line::queue_up(target, &holder, &name, WAITERS, hold).await;
     held.release().await.expect("release");
-    for task in tasks {
-        task.await.expect("waiter");
-    }
-    let order = order.lock().unwrap_or_else(PoisonError::into_inner).clone();
     assert_eq!(
-        order,
+        line.granted().await,
         (0..WAITERS).collect::<Vec<_>>(),
         "grants out of arrival order"
     );
@@ -87,9 +31,7 @@ pub(crate) async fn a_newcomer_never_barges_ahead_of_a_waiter(target: &SqlTarget
     let holder = service(target).await;
     let newcomer = service(target).await;
     let held = holder.try_acquire(&name).await.expect("try").expect("free");
-    let order = Arc::new(Mutex::new(Vec::new()));
-    let waiting = waiter(target, &name, 0, Duration::ZERO, &order).await;
-    wait_for_line(&holder, &name, 1).await;
+    let mut line = Line::queue_up(target, &holder, &name, 1, Duration::ZERO).await;
     let released_at = tokio::time::Instant::now();
     held.release().await.expect("release");
     let barged = newcomer.try_acquire(&name).await.expect("try");
@@ -97,13 +39,12 @@ pub(crate) async fn a_newcomer_never_barges_ahead_of_a_waiter(target: &SqlTarget
         barged.is_none(),
         "a newcomer took the lock ahead of the waiting acquisition"
     );
-    waiting.await.expect("waiter");
+    assert_eq!(line.granted().await, [0]);
     let handoff = released_at.elapsed();
     assert!(
         handoff < scaled_ms(1_000),
         "the waiter was granted {handoff:?} after the release"
     );
-    assert_eq!(*order.lock().unwrap_or_else(PoisonError::into_inner), [0]);
 }
 
 /// Four waiters behind a hold of 1.5 s: a line that stands still is read less and less often,
@@ -115,41 +56,19 @@ pub(crate) async fn a_line_that_stands_still_costs_few_reads(target: &SqlTarget)
     let name = unique("fifo/standing");
     let holder = service(target).await;
     let held = holder.try_acquire(&name).await.expect("try").expect("free");
-    let order = Arc::new(Mutex::new(Vec::new()));
-    let mut services = Vec::new();
-    let mut tasks = Vec::new();
-    for index in 0..WAITERS {
-        let lock = service(target).await;
-        let (wanted, order) = (name.clone(), Arc::clone(&order));
-        services.push(Arc::clone(&lock));
-        tasks.push(tokio::spawn(async move {
-            let guard = lock.acquire_timeout(&wanted, scaled_ms(30_000)).await;
-            let guard = guard.expect("granted in time");
-            order
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(index);
-            guard.release().await.expect("release");
-        }));
-        wait_for_line(&holder, &name, index as u64 + 1).await;
-    }
-    let sent = || -> u64 { services.iter().map(|lock| lock.acquire_statements()).sum() };
-    let queued = sent();
+    let mut line = Line::queue_up(target, &holder, &name, WAITERS, Duration::ZERO).await;
+    let queued = line.statements();
     tokio::time::sleep(Duration::from_millis(1_500)).await;
-    let reads = sent() - queued;
+    let reads = line.statements() - queued;
     held.release().await.expect("release");
-    for task in tasks {
-        task.await.expect("waiter");
-    }
+    assert_eq!(
+        line.granted().await,
+        (0..WAITERS).collect::<Vec<_>>(),
+        "grants out of order"
+    );
     assert!(
         reads <= READS_AT_MOST,
         "{WAITERS} waiters sent {reads} tries while the line stood still for 1.5 s"
-    );
-    let order = order.lock().unwrap_or_else(PoisonError::into_inner).clone();
-    assert_eq!(
-        order,
-        (0..WAITERS).collect::<Vec<_>>(),
-        "grants out of order"
     );
 }
 

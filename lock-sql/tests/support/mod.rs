@@ -5,6 +5,7 @@ pub(crate) mod accounts;
 pub(crate) mod admin_cases;
 pub(crate) mod cases;
 pub(crate) mod fifo_cases;
+pub(crate) mod line;
 pub(crate) mod renewal_cases;
 pub(crate) mod tls;
 
