@@ -18,7 +18,8 @@
 use async_trait::async_trait;
 use std::time::Duration;
 
-use lock_sql::sqlx::mysql::MySqlQueryResult;
+use lock_sql::sqlx::mysql::{MySql, MySqlArguments, MySqlQueryResult};
+use lock_sql::sqlx::query::Query;
 use lock_sql::sqlx::{self, MySqlConnection, SqlStr};
 
 use super::statement_floor::{LEASE_US, StatementFloor, StatementHeld, statement};
@@ -82,45 +83,17 @@ impl MySqlStatementFloor {
         owner: &[u8],
         (waiter, placed): (&[u8], bool),
     ) -> BenchResult<bool> {
-        let (name, label) = (self.floor.name.as_bytes(), b"floor".as_slice());
+        let name = self.floor.name.as_bytes();
         if !placed {
-            let attempt = sqlx::query(self.floor.acquire.clone())
-                .bind(name)
-                .bind(owner)
-                .bind(LEASE_US)
-                .bind(label)
-                .bind(owner)
-                .bind(owner)
-                .bind(owner)
-                .bind(LEASE_US)
-                .bind(owner)
-                .bind(label)
-                .bind(owner)
-                .execute(&mut *connection)
-                .await;
-            match outcome(attempt)? {
+            let acquire = bind_acquire(self.floor.acquire.clone(), name, owner, None);
+            match outcome(acquire.execute(&mut *connection).await)? {
                 Outcome::Granted => return Ok(true),
                 Outcome::Refused => return Ok(false),
                 Outcome::FreeButRefused => {}
             }
         }
-        let attempt = sqlx::query(self.in_line.clone())
-            .bind(name)
-            .bind(owner)
-            .bind(LEASE_US)
-            .bind(label)
-            .bind(waiter)
-            .bind(name)
-            .bind(owner)
-            .bind(owner)
-            .bind(owner)
-            .bind(LEASE_US)
-            .bind(owner)
-            .bind(label)
-            .bind(owner)
-            .execute(&mut *connection)
-            .await;
-        Ok(outcome(attempt)? == Outcome::Granted)
+        let acquire = bind_acquire(self.in_line.clone(), name, owner, Some(waiter));
+        Ok(outcome(acquire.execute(&mut *connection).await)? == Outcome::Granted)
     }
 
     /// The wait before the next try of the acquisition with entry `waiter`, read from its place
@@ -205,6 +178,34 @@ impl Contender for MySqlStatementFloor {
             .await?;
         Ok(Box::new(self.floor.held(owner)))
     }
+}
+
+/// An acquire statement with the arguments an uncontended distlock acquisition sends: the row
+/// to insert, then for `acquire_in_line.sql` the waiter entry (`line`) and the name, then the
+/// update's.
+fn bind_acquire<'a>(
+    sql: SqlStr,
+    name: &'a [u8],
+    owner: &'a [u8],
+    line: Option<&'a [u8]>,
+) -> Query<'a, MySql, MySqlArguments> {
+    let label = b"floor".as_slice();
+    let mut query = sqlx::query(sql)
+        .bind(name)
+        .bind(owner)
+        .bind(LEASE_US)
+        .bind(label);
+    if let Some(waiter) = line {
+        query = query.bind(waiter).bind(name);
+    }
+    query
+        .bind(owner)
+        .bind(owner)
+        .bind(owner)
+        .bind(LEASE_US)
+        .bind(owner)
+        .bind(label)
+        .bind(owner)
 }
 
 /// What an acquire statement reported in its insert id (see lock-sql's `acquire.sql`).

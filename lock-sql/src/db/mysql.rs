@@ -173,41 +173,24 @@ impl MyDb {
         label: &str,
         waiting: Waiting,
     ) -> Result<Attempt, SqlError> {
-        let (name, token, micros) = (name.as_bytes(), owner.as_bytes(), whole(lease, MICROSECOND));
-        let label = label.as_bytes();
+        let grant = Grant {
+            name: name.as_bytes(),
+            token: owner.as_bytes(),
+            lease_us: whole(lease, MICROSECOND),
+            label: label.as_bytes(),
+        };
         if !waiting.placed {
-            let upsert = sqlx::query(self.sql.acquire.clone())
-                .bind(name)
-                .bind(token)
-                .bind(micros)
-                .bind(label)
-                .bind(token)
-                .bind(token)
-                .bind(token)
-                .bind(micros)
-                .bind(token)
-                .bind(label)
-                .bind(token);
+            let upsert = grant.bind(self.sql.acquire.clone(), None);
             let result = timed(self.timeout, upsert.execute(&mut **conn)).await;
             let attempt = attempt(conn, result)?;
             if attempt != FREE_BUT_MARKED {
                 return Ok(attempt);
             }
         }
-        let upsert = sqlx::query(self.sql.acquire_in_line.clone())
-            .bind(name)
-            .bind(token)
-            .bind(micros)
-            .bind(label)
-            .bind(waiting.id.as_bytes())
-            .bind(name)
-            .bind(token)
-            .bind(token)
-            .bind(token)
-            .bind(micros)
-            .bind(token)
-            .bind(label)
-            .bind(token);
+        let upsert = grant.bind(
+            self.sql.acquire_in_line.clone(),
+            Some(waiting.id.as_bytes()),
+        );
         let result = timed(self.timeout, upsert.execute(&mut **conn)).await;
         attempt(conn, result)
     }
@@ -321,6 +304,40 @@ impl MyDb {
 /// Set in the acquire statement's insert id when the try was refused; the bits below it hold
 /// the holder's remaining lease in microseconds. A fence is a signed counter: always below it.
 const REFUSED: u64 = 1 << 63;
+
+/// The arguments of an acquire statement.
+struct Grant<'a> {
+    name: &'a [u8],
+    token: &'a [u8],
+    lease_us: i64,
+    label: &'a [u8],
+}
+
+impl<'a> Grant<'a> {
+    /// `sql` with its arguments bound: the row to insert, then for `acquire_in_line.sql` the
+    /// acquisition's waiter entry (`line`) and the name, then the update's.
+    fn bind(&self, sql: sqlx::SqlStr, line: Option<&'a [u8]>) -> MySqlQuery<'a> {
+        let mut query = sqlx::query(sql)
+            .bind(self.name)
+            .bind(self.token)
+            .bind(self.lease_us)
+            .bind(self.label);
+        if let Some(waiter) = line {
+            query = query.bind(waiter).bind(self.name);
+        }
+        query
+            .bind(self.token)
+            .bind(self.token)
+            .bind(self.token)
+            .bind(self.lease_us)
+            .bind(self.token)
+            .bind(self.label)
+            .bind(self.token)
+    }
+}
+
+/// A MySQL statement with its arguments bound.
+type MySqlQuery<'a> = sqlx::query::Query<'a, sqlx::MySql, sqlx::mysql::MySqlArguments>;
 
 /// What `acquire.sql` reports when the lock is free but a waiter entry may be live (and
 /// `acquire_in_line.sql` when the lock is free but others are ahead).
