@@ -26,11 +26,11 @@ fn cluster_url() -> Option<String> {
 }
 
 async fn cluster(params: &str) -> Option<Arc<dyn ConformanceTarget>> {
-    Some(Arc::new(RedisTarget {
-        url: cluster_url()?,
-        params: params.to_owned(),
-        admin: None,
-    }))
+    Some(Arc::new(RedisTarget::new(
+        cluster_url()?,
+        params.to_owned(),
+        None,
+    )))
 }
 
 mod plain {

@@ -10,11 +10,7 @@ use support::target::RedisTarget;
 async fn redis_target() -> Option<Arc<dyn ConformanceTarget>> {
     let url = support::redis_url()?;
     let params = String::new();
-    Some(Arc::new(RedisTarget {
-        url,
-        params,
-        admin: None,
-    }))
+    Some(Arc::new(RedisTarget::new(url, params, None)))
 }
 
 lock_testkit::conformance_tests!(redis_target());

@@ -51,12 +51,10 @@ fn url(user: &str) -> Option<String> {
 }
 
 async fn limited() -> Option<Arc<dyn ConformanceTarget>> {
-    Some(Arc::new(RedisTarget {
-        url: url("locker")?,
-        params: format!("prefix={PREFIX}"),
-        // Keys are deleted behind the lock's back by the default (unlimited) user.
-        admin: Some(server()?.url()),
-    }))
+    let params = format!("prefix={PREFIX}");
+    // Keys are deleted behind the lock's back by the default (unlimited) user.
+    let admin = Some(server()?.url());
+    Some(Arc::new(RedisTarget::new(url("locker")?, params, admin)))
 }
 
 mod conformance {

@@ -18,11 +18,7 @@ async fn replicated_target() -> Option<Arc<dyn ConformanceTarget>> {
     // Generous: a healthy replica acknowledges within milliseconds; the bound only matters
     // when it does not, which is the hardening and chaos tests' subject, not this suite's.
     let params = "wait_replicas=1&wait_timeout=2s".to_owned();
-    Some(Arc::new(RedisTarget {
-        url: master.url(),
-        params,
-        admin: None,
-    }))
+    Some(Arc::new(RedisTarget::new(master.url(), params, None)))
 }
 
 lock_testkit::conformance_tests!(replicated_target());

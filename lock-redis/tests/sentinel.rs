@@ -23,12 +23,9 @@ fn steady() -> Option<&'static RedisSentinel> {
 
 async fn sentinel_target() -> Option<Arc<dyn ConformanceTarget>> {
     let set = steady()?;
-    Some(Arc::new(RedisTarget {
-        url: set.url(),
-        params: String::new(),
-        // The suite deletes keys behind the lock's back on the primary itself.
-        admin: Some(format!("redis://127.0.0.1:{}", set.primary_port()?)),
-    }))
+    // The suite deletes keys behind the lock's back on the primary itself.
+    let admin = Some(format!("redis://127.0.0.1:{}", set.primary_port()?));
+    Some(Arc::new(RedisTarget::new(set.url(), String::new(), admin)))
 }
 
 mod conformance {

@@ -44,11 +44,8 @@ fn params(pki: &TestPki) -> String {
 
 async fn rediss() -> Option<Arc<dyn ConformanceTarget>> {
     let tls = tls()?;
-    Some(Arc::new(RedisTarget {
-        url: tls.url.clone(),
-        params: params(&tls.pki),
-        admin: Some(tls.server.url()),
-    }))
+    let (url, admin) = (tls.url.clone(), Some(tls.server.url()));
+    Some(Arc::new(RedisTarget::new(url, params(&tls.pki), admin)))
 }
 
 lock_testkit::conformance_tests!(rediss());

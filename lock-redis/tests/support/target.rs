@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use lock_core::{DistributedLock, LockName, Result, ServiceBuilder};
 use lock_redis::{RedisLock, redis};
 use lock_testkit::ConformanceTarget;
+use tokio::sync::OnceCell;
 
 /// A master at `url`; every client the suite makes also carries `params` (a URL query such as
 /// `wait_replicas=1&wait_timeout=2s`, or empty). Commands behind the lock's back go to
@@ -17,9 +18,22 @@ pub struct RedisTarget {
     pub url: String,
     pub params: String,
     pub admin: Option<String>,
+    /// A client (for key names) and a raw connection that read leases, made on first use: a
+    /// case may read a lease a thousand times, and connecting is most of what a read costs
+    /// (a TLS handshake, a cluster's or Sentinel's discovery).
+    lease_reader: OnceCell<(RedisLock, super::Raw)>,
 }
 
 impl RedisTarget {
+    pub fn new(url: String, params: String, admin: Option<String>) -> Self {
+        Self {
+            url,
+            params,
+            admin,
+            lease_reader: OnceCell::new(),
+        }
+    }
+
     /// `url` with the target's parameters.
     fn with_params(&self, url: &str) -> String {
         if self.params.is_empty() {
@@ -94,8 +108,13 @@ impl ConformanceTarget for RedisTarget {
     }
 
     async fn lease_left(&self, name: &LockName) -> Option<Duration> {
-        let (key, _, _) = self.connect().await.ok()?.keys_for(name);
-        let mut raw = self.raw().await;
+        let reader = self.lease_reader.get_or_try_init(|| async {
+            let lock = self.connect().await?;
+            Ok::<_, lock_core::Error>((lock, self.raw().await))
+        });
+        let (lock, raw) = reader.await.ok()?;
+        let (key, _, _) = lock.keys_for(name);
+        let mut raw = raw.clone();
         let left: i64 = redis::cmd("PTTL")
             .arg(&key)
             .query_async(&mut raw)
