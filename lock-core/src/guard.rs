@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::backend::HeldLock;
-use crate::backend::lease::Lease;
+use crate::backend::lease::{Asker, Lease};
 use crate::backend::leases::Registration;
 use crate::{AcquireOptions, Error, ErrorKind, LockHandle, LockName, Result, telemetry};
 
@@ -148,7 +148,8 @@ impl LockGuard {
     /// Extends the lease to `lease` from now (later renewals keep that length), or to the
     /// hold's [`max_hold`](AcquireOptions::max_hold) if that comes first. Renewals of one
     /// hold never overlap: an extend waits for a background renewal in flight, so the lease end
-    /// the guard records is always the one the server confirmed last.
+    /// the guard records is always the one the server confirmed last. The request goes out at
+    /// once, one round trip, not batched with the background renewals of other holds.
     ///
     /// # Cancel safety
     ///
@@ -187,7 +188,7 @@ impl LockGuard {
                 "the hold has reached its max_hold and cannot be extended",
             )));
         };
-        let renewed = self.lease.renew(&**held, lease).await;
+        let renewed = self.lease.renew(&**held, lease, Asker::Holder).await;
         if matches!(renewed, Ok(false)) {
             self.lease.handle().lost().cancel();
         }

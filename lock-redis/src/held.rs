@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_core::Result;
-use lock_core::backend::HeldLock;
+use lock_core::backend::{HeldLock, Sending};
 
 use crate::keys::LockKeys;
 use crate::node::Node;
@@ -28,8 +28,18 @@ impl HeldLock for SingleHeld {
     }
 
     async fn renew(&self, lease: Duration) -> Result<bool> {
+        self.renew_sent(lease, Sending::Gathered).await
+    }
+
+    async fn extend(&self, lease: Duration) -> Result<bool> {
+        self.renew_sent(lease, Sending::AtOnce).await
+    }
+}
+
+impl SingleHeld {
+    async fn renew_sent(&self, lease: Duration, sending: Sending) -> Result<bool> {
         self.node
-            .renew(&self.lock, &self.token, lease)
+            .renew(&self.lock, &self.token, lease, sending)
             .await
             .map_err(|error| error.with_operation("renew"))
     }

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use lock_core::Result;
+use lock_core::backend::Sending;
 
 use crate::error::{BACKEND, unexpected_reply};
 use crate::invocation::{self, Fence, Owner, RAISE_FENCE, Waiting, Wake};
@@ -120,17 +121,23 @@ impl Node {
         Ok(ours == 1)
     }
 
-    /// Runs the renew script: `true` when the lease was extended, `false` when not ours. The
-    /// renewals of this master's holds asked for within a few milliseconds of each other go
-    /// out together, as one round trip (see [`renewals`]).
-    pub(crate) async fn renew(&self, lock: &str, token: &str, lease: Duration) -> Result<bool> {
+    /// Runs the renew script: `true` when the lease was extended, `false` when not ours.
+    /// Gathered, the renewals of this master's holds asked for within a few milliseconds of
+    /// each other go out together, as one round trip (see [`renewals`]); at once, alone.
+    pub(crate) async fn renew(
+        &self,
+        lock: &str,
+        token: &str,
+        lease: Duration,
+        sending: Sending,
+    ) -> Result<bool> {
         let (link, round_trips) = (self.link.clone(), Arc::clone(&self.renewal_round_trips));
         let renewal = renewals::renewal(lock, token, lease);
         let run = move |batch| {
             round_trips.fetch_add(1, Ordering::Relaxed);
             renewals::renew_all(link, batch)
         };
-        match self.renewals.submit(renewal, run).await {
+        match self.renewals.send(renewal, sending, run).await {
             Some(renewed) => renewed,
             None => Err(lock_core::Error::new(
                 lock_core::ErrorKind::Backend,

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use futures_util::StreamExt;
 use futures_util::future::join_all;
 use futures_util::stream::FuturesUnordered;
-use lock_core::backend::HeldLock;
+use lock_core::backend::{HeldLock, Sending};
 use lock_core::{Error, ErrorKind, Result};
 
 use crate::keys::LockKeys;
@@ -47,13 +47,25 @@ impl HeldLock for RedlockHeld {
     }
 
     async fn renew(&self, lease: Duration) -> Result<bool> {
+        self.renew_sent(lease, Sending::Gathered).await
+    }
+
+    async fn extend(&self, lease: Duration) -> Result<bool> {
+        self.renew_sent(lease, Sending::AtOnce).await
+    }
+}
+
+impl RedlockHeld {
+    /// Renews on every master, each renewal sent as `sending` says, until a majority decides.
+    async fn renew_sent(&self, lease: Duration, sending: Sending) -> Result<bool> {
         let limit = per_master_limit(&self.nodes, lease, self.drift);
         // Ask for the drift allowance on top, so the servers' lease outlasts the local one.
         let asked = lease + self.drift;
+        let (lock, token) = (&self.keys.lock, &self.token);
         let calls = self
             .nodes
             .iter()
-            .map(|node| bounded(limit, node.renew(&self.keys.lock, &self.token, asked)));
+            .map(|node| bounded(limit, node.renew(lock, token, asked, sending)));
         let quorum = quorum(self.nodes.len());
         let against = self.nodes.len() - quorum;
         let answers = until_decided(calls, |answers| {

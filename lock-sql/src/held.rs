@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_core::backend::HeldLock;
+use lock_core::backend::{HeldLock, Sending};
 use lock_core::{LockName, Result};
 
 use crate::db::Owner;
@@ -26,9 +26,19 @@ impl HeldLock for SqlHeld {
     }
 
     async fn renew(&self, lease: Duration) -> Result<bool> {
+        self.renew_sent(lease, Sending::Gathered).await
+    }
+
+    async fn extend(&self, lease: Duration) -> Result<bool> {
+        self.renew_sent(lease, Sending::AtOnce).await
+    }
+}
+
+impl SqlHeld {
+    async fn renew_sent(&self, lease: Duration, sending: Sending) -> Result<bool> {
         self.inner
             .db
-            .renew(self.name.as_str(), self.owner, lease)
+            .renew(self.name.as_str(), self.owner, lease, sending)
             .await
             .map_err(|error| self.inner.error(error, "renew").with_lock(&self.name))
     }

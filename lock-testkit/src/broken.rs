@@ -28,6 +28,9 @@ pub enum Breakage {
     /// Renewals extend the server's lease by half of what they ask, so the guard counts on
     /// more than the server keeps (a unit mix-up).
     OverstatedLease,
+    /// An extend the holder asks for waits as long as a gathered renewal does (5 ms for
+    /// others to share its round trip) before it goes out.
+    ExtendWaitsForABatch,
     /// URLs with unknown parameters or broken escapes are accepted.
     LaxUrls,
     /// `force_release` ignores the fencing token: it ends whatever hold there is.
@@ -104,6 +107,7 @@ impl BrokenLock {
             guard: Mutex::new(real),
             lie: self.breakage == Breakage::NoLostSignal,
             halve: self.breakage == Breakage::OverstatedLease,
+            extend_waits: self.breakage == Breakage::ExtendWaitsForABatch,
         });
         let grant = Grant::new(token, held, Instant::now());
         let grant = match lost {
@@ -115,13 +119,18 @@ impl BrokenLock {
 }
 
 /// Holds the real guard of the underlying lock; with `lie`, renewals claim success whatever
-/// happened to it; with `halve`, they extend it by half of what they ask.
+/// happened to it; with `halve`, they extend it by half of what they ask; with
+/// `extend_waits`, the holder's extends wait as long as a gathered renewal.
 #[derive(Debug)]
 struct Wrapped {
     guard: Mutex<Option<LockGuard>>,
     lie: bool,
     halve: bool,
+    extend_waits: bool,
 }
+
+/// How long a gathered renewal waits for others (lock-core's `Gather::renewals`).
+const GATHERED_WAIT: Duration = Duration::from_millis(5);
 
 #[async_trait]
 impl HeldLock for Wrapped {
@@ -138,6 +147,13 @@ impl HeldLock for Wrapped {
             Some(guard) if !self.lie => Ok(guard.extend(lease).await.is_ok()),
             _ => Ok(true),
         }
+    }
+
+    async fn extend(&self, lease: Duration) -> Result<bool> {
+        if self.extend_waits {
+            tokio::time::sleep(GATHERED_WAIT).await;
+        }
+        self.renew(lease).await
     }
 }
 

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use lock_testkit::broken::Breakage;
 use lock_testkit::conformance::{
-    contention_16_clients_zero_overlaps, election_changes_are_pushed_to_observers,
-    election_leader_value_proclaim_and_resign, election_observers_see_every_change_or_report_it,
+    an_extend_is_sent_at_once, contention_16_clients_zero_overlaps,
+    election_changes_are_pushed_to_observers, election_leader_value_proclaim_and_resign,
+    election_observers_see_every_change_or_report_it,
     election_one_leader_at_a_time_with_rising_epochs, fencing_tokens_strictly_increase,
     force_release_frees_only_the_current_token,
     inspect_shows_holder_waiters_and_nothing_after_release, lost_signal_fires_when_severed,
@@ -86,6 +87,12 @@ async fn lease_case_catches_a_guard_that_counts_on_more_than_the_server_keeps() 
         racing_extends_never_overstate_the_lease(target),
     )
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lease_case_catches_an_extend_that_waits_for_a_batch() {
+    let target = broken(Breakage::ExtendWaitsForABatch);
+    assert_fails("extend at once", an_extend_is_sent_at_once(target)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -22,6 +22,17 @@ pub struct Gather<I, O> {
     longest: Duration,
 }
 
+/// Whether an item waits to share a batch with others, or goes out alone at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sending {
+    /// In the next batch ([`Gather::submit`]): a renewal the lease scheduler asks for ahead of
+    /// the lease's end.
+    Gathered,
+    /// Alone, at once: a renewal the holder waits for
+    /// ([`LockGuard::extend`](crate::LockGuard::extend)).
+    AtOnce,
+}
+
 /// How long a renewal waits for another to share its round trip: a renewal is due with two
 /// thirds of its lease left, so this costs the lease nothing that matters.
 const RENEWAL_QUIET: Duration = Duration::from_millis(5);
@@ -109,6 +120,24 @@ impl<I: Send + 'static, O: Send + 'static> Gather<I, O> {
             });
         }
         receiver.await.ok()
+    }
+
+    /// [`submit`](Self::submit) when `sending` is [`Sending::Gathered`]; otherwise `run` on
+    /// `item` alone, at once, in the caller's task.
+    ///
+    /// # Cancel safety
+    ///
+    /// Gathered, as [`submit`](Self::submit). At once, a dropped call drops its run wherever
+    /// it is, so `run` must leave things safe at any await point.
+    pub async fn send<F, Fut>(&self, item: I, sending: Sending, run: F) -> Option<O>
+    where
+        F: FnOnce(Vec<I>) -> Fut + Send + 'static,
+        Fut: Future<Output = Vec<O>> + Send + 'static,
+    {
+        match sending {
+            Sending::Gathered => self.submit(item, run).await,
+            Sending::AtOnce => run(vec![item]).await.into_iter().next(),
+        }
     }
 }
 

@@ -51,6 +51,23 @@ pub trait HeldLock: Send + Sync + fmt::Debug + 'static {
         ))
     }
 
+    /// [`renew`](Self::renew) at the holder's request ([`LockGuard::extend`]), who waits for
+    /// the answer: a backend that gathers the lease scheduler's renewals into batches sends
+    /// this one at once instead. By default, [`renew`](Self::renew).
+    ///
+    /// [`LockGuard::extend`]: crate::LockGuard::extend
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`renew`](Self::renew).
+    ///
+    /// # Errors
+    ///
+    /// As [`renew`](Self::renew).
+    async fn extend(&self, lease: Duration) -> Result<bool> {
+        self.renew(lease).await
+    }
+
     /// Replaces the hold's owner label on the server (an election's published value) if the
     /// hold is still ours, in one step that checks the owner token.
     ///

@@ -30,6 +30,16 @@ pub(crate) struct Lease {
     handle: LockHandle,
 }
 
+/// Who asks for a renewal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asker {
+    /// The lease scheduler, ahead of the lease's end: the renewal can wait a few milliseconds
+    /// to go out with others.
+    Scheduler,
+    /// The holder ([`LockGuard::extend`](crate::LockGuard::extend)), waiting for the answer.
+    Holder,
+}
+
 /// How a [`Lease`] is set up.
 pub(crate) struct LeaseTerms {
     pub(crate) sent: Instant,
@@ -128,8 +138,14 @@ impl Lease {
     }
 
     /// Asks the server to extend the hold to `length` from now, waiting for any renewal in
-    /// flight first, and records the answer.
-    pub(crate) async fn renew(&self, held: &dyn HeldLock, length: Duration) -> Result<bool> {
+    /// flight first, and records the answer. The scheduler's renewals may go out in a batch;
+    /// the holder's own ([`Asker::Holder`]) go out at once.
+    pub(crate) async fn renew(
+        &self,
+        held: &dyn HeldLock,
+        length: Duration,
+        asker: Asker,
+    ) -> Result<bool> {
         let _turn = self.renewing.lock().await;
         let span = tracing::debug_span!(
             "distlock.renew",
@@ -139,7 +155,10 @@ impl Lease {
             outcome = tracing::field::Empty,
         );
         let sent = Instant::now();
-        let answer = held.renew(length).instrument(span.clone()).await;
+        let answer = match asker {
+            Asker::Scheduler => held.renew(length).instrument(span.clone()).await,
+            Asker::Holder => held.extend(length).instrument(span.clone()).await,
+        };
         let outcome = answer.as_ref().ok().copied();
         telemetry::renewal(self.backend, outcome, sent.elapsed());
         match &answer {

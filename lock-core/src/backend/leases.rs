@@ -18,6 +18,7 @@ use futures_util::{FutureExt, StreamExt};
 use tokio::sync::Notify;
 use tokio::time::{Instant, sleep_until};
 
+use crate::backend::lease::Asker;
 use crate::backend::watch::{Due, Watch};
 use crate::telemetry::LostCause;
 
@@ -294,7 +295,7 @@ impl Renewal {
         let answer = tokio::select! {
             biased;
             () = sleep_until(end) => None,
-            renewed = self.lease.renew(&*self.held, self.length) => Some(renewed),
+            renewed = self.lease.renew(&*self.held, self.length, Asker::Scheduler) => Some(renewed),
         };
         if let Some(shared) = shared.upgrade() {
             shared.renewed(id, answer, &self);

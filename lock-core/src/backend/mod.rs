@@ -30,7 +30,7 @@ mod watch;
 pub use claim_rule::{ClaimVerdict, claim_verdict};
 pub use deadline::Deadline;
 pub use engine::acquire;
-pub use gather::Gather;
+pub use gather::{Gather, Sending};
 pub use grant::Grant;
 pub use held::HeldLock;
 pub use leases::Leases;

@@ -11,6 +11,7 @@ mod sqlite;
 use std::time::Duration;
 
 use lock_core::Result;
+use lock_core::backend::Sending;
 use sqlx::pool::PoolConnection;
 use sqlx::{AssertSqlSafe, Database, SqlSafeStr, SqlStr};
 
@@ -295,20 +296,24 @@ impl Db {
     /// A service renews its holds together, so as many renewals as holds can be in flight at
     /// once. The gathered dialects' renewals are small (an item handed to the batch); SQLite's
     /// runs a statement of its own and is boxed, so that a PostgreSQL or MySQL renewal does
-    /// not carry its size.
+    /// not carry its size. SQLite's goes out at once either way.
     pub(crate) async fn renew(
         &self,
         name: &str,
         owner: Owner,
         lease: Duration,
+        sending: Sending,
     ) -> Result<bool, SqlError> {
         match self {
             #[cfg(feature = "postgres")]
-            Db::Postgres(db) => db.renew(name, owner, lease).await,
+            Db::Postgres(db) => db.renew(name, owner, lease, sending).await,
             #[cfg(feature = "mysql")]
-            Db::MySql(db) => db.renew(name, owner, lease).await,
+            Db::MySql(db) => db.renew(name, owner, lease, sending).await,
             #[cfg(feature = "sqlite")]
-            Db::Sqlite(db) => Box::pin(db.renew(name, owner, lease)).await,
+            Db::Sqlite(db) => {
+                let _ = sending;
+                Box::pin(db.renew(name, owner, lease)).await
+            }
         }
     }
 

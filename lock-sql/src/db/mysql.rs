@@ -5,6 +5,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use lock_core::Result;
+use lock_core::backend::Sending;
 use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError};
 use sqlx::pool::PoolConnection;
 
@@ -235,14 +236,15 @@ impl MyDb {
     }
 
     /// Extends our live hold of `name`, gathered with the renewals of this service's other
-    /// holds into one `UPDATE` (see [`Renewals`]).
+    /// holds into one `UPDATE` or alone (see [`Renewals`]).
     pub(crate) async fn renew(
         &self,
         name: &str,
         owner: Owner,
         lease: Duration,
+        sending: Sending,
     ) -> Result<bool, SqlError> {
-        self.renewals.renew(name, owner, lease).await
+        self.renewals.renew(name, owner, lease, sending).await
     }
 
     /// Marks the lock row (see `wait_mark.sql`), then places or refreshes the entry: in

@@ -4,6 +4,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use lock_core::Result;
+use lock_core::backend::Sending;
 use sqlx::Row;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgConnectOptions;
@@ -258,14 +259,15 @@ impl PgDb {
     }
 
     /// Extends our live hold of `name`, gathered with the renewals of this service's other
-    /// holds into one `UPDATE` (see [`Renewals`]).
+    /// holds into one `UPDATE` or alone (see [`Renewals`]).
     pub(crate) async fn renew(
         &self,
         name: &str,
         owner: Owner,
         lease: Duration,
+        sending: Sending,
     ) -> Result<bool, SqlError> {
-        self.renewals.renew(name, owner, lease).await
+        self.renewals.renew(name, owner, lease, sending).await
     }
 
     pub(crate) async fn register(

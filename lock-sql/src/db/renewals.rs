@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use lock_core::backend::Gather;
+use lock_core::backend::{Gather, Sending};
 
 use crate::db::{Owner, whole};
 use crate::error::SqlError;
@@ -56,13 +56,14 @@ impl<R: RenewAll> Renewals<R> {
     }
 
     /// Extends our live hold of `name` to `lease` from now, with the renewals of this
-    /// service's other holds asked for within a few milliseconds: `false` when the hold is
-    /// not ours any more.
+    /// service's other holds asked for within a few milliseconds, or alone at once: `false`
+    /// when the hold is not ours any more.
     pub(crate) async fn renew(
         &self,
         name: &str,
         owner: Owner,
         lease: Duration,
+        sending: Sending,
     ) -> Result<bool, SqlError> {
         let renewal = Renewal {
             name: name.to_owned(),
@@ -70,10 +71,9 @@ impl<R: RenewAll> Renewals<R> {
             lease_us: whole(lease, Duration::from_micros(1)),
         };
         let (renewer, statements) = (self.renewer.clone(), Arc::clone(&self.statements));
-        let outcome = self.gather.submit(renewal, move |batch| {
-            answer_batch(renewer, statements, batch)
-        });
-        outcome.await.unwrap_or_else(|| {
+        let run = move |batch| answer_batch(renewer, statements, batch);
+        let outcome = self.gather.send(renewal, sending, run).await;
+        outcome.unwrap_or_else(|| {
             Err(SqlError::Sqlx(sqlx::Error::Protocol(
                 "the renewal batch ended without an answer".to_owned(),
             )))

@@ -53,7 +53,7 @@ pub use force::{
 pub use inspect::{
     inspect_shows_holder_waiters_and_nothing_after_release, list_shows_held_names_under_a_prefix,
 };
-pub use lease::racing_extends_never_overstate_the_lease;
+pub use lease::{an_extend_is_sent_at_once, racing_extends_never_overstate_the_lease};
 pub use loss::{
     lease_renewal_keeps_lock_past_lease, lost_signal_fires_when_severed,
     lost_signal_quiet_on_release, release_after_loss_is_not_held_and_spares_new_holder,
@@ -172,6 +172,7 @@ macro_rules! conformance_tests {
             duration_max_waits_forever_and_refuses_as_a_lease,
             malformed_urls_are_invalid_input_before_io,
             racing_extends_never_overstate_the_lease,
+            an_extend_is_sent_at_once,
             inspect_shows_holder_waiters_and_nothing_after_release,
             list_shows_held_names_under_a_prefix,
             force_release_frees_only_the_current_token,
