@@ -5,6 +5,8 @@ mod support;
 
 #[path = "postgres/fairness.rs"]
 mod fairness;
+#[path = "postgres/leaving.rs"]
+mod leaving;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
