@@ -50,8 +50,9 @@ pub(crate) struct RowWaiter {
 pub(crate) enum Decision {
     /// Granted with this fencing token.
     Granted(u64),
-    /// Waiting; a blocking holder's lease ends at this database time at the latest.
-    Waiting(Option<i64>),
+    /// Waiting: a blocking holder's lease ends at `until` (database time) at the latest, and
+    /// `ahead` entries are before this acquisition's in the queue.
+    Waiting { until: Option<i64>, ahead: u64 },
 }
 
 /// How an acquisition that is not granted stands in the queue.
@@ -114,6 +115,9 @@ impl ClaimRow {
                 Ok((Decision::Granted(fence), true))
             }
             ClaimVerdict::Wait(until) => {
+                // Before a new entry joins at the end.
+                let ahead = place.unwrap_or(self.queue.len());
+                let ahead = u64::try_from(ahead).unwrap_or(u64::MAX);
                 let changed = match (queueing, place) {
                     (Queueing::Leave, _) => self.leave(member),
                     (Queueing::Stay { refresh, expires }, Some(at)) => {
@@ -135,7 +139,7 @@ impl ClaimRow {
                         true
                     }
                 };
-                Ok((Decision::Waiting(until), changed))
+                Ok((Decision::Waiting { until, ahead }, changed))
             }
         }
     }

@@ -15,6 +15,7 @@ use crate::claim_change::{Changed, ClaimHeld, Effect, RowKey, micros};
 use crate::claim_row::{Decision, Queueing};
 use crate::db::Owner;
 use crate::lock::Inner;
+use crate::pace::Pace;
 use crate::waiting::{ENTRY_LIFETIME, REFRESH_EVERY};
 use crate::wakeups::Waiter;
 
@@ -50,6 +51,8 @@ pub(crate) struct ClaimAttempt {
     member: Owner,
     refresh_at: Option<Instant>,
     in_row: bool,
+    /// How soon to read the row again where nothing wakes this acquisition.
+    pace: Pace,
 }
 
 impl SqlClaimSteps {
@@ -92,6 +95,7 @@ impl LockSteps for SqlClaimSteps {
             member: Owner::random(),
             refresh_at: None,
             in_row: false,
+            pace: Pace::default(),
         }
     }
 
@@ -123,7 +127,7 @@ impl LockSteps for SqlClaimSteps {
                 };
                 let times = (now, now.saturating_add(lease));
                 let (decision, write) = row.turn(member, claim, times, &label, queueing)?;
-                let waiting = matches!(decision, Decision::Waiting(_));
+                let waiting = matches!(decision, Decision::Waiting { .. });
                 let left = waiting && write && queueing == Queueing::Leave;
                 Ok((
                     (decision, now),
@@ -138,7 +142,7 @@ impl LockSteps for SqlClaimSteps {
             Changed::Done(done) => done,
             Changed::Crowded => return Ok(Try::Busy(Busy::polled())),
         };
-        let until = match decision {
+        let (until, ahead) = match decision {
             Decision::Granted(fence) => {
                 let held = ClaimHeld {
                     inner: Arc::clone(&self.inner),
@@ -147,7 +151,7 @@ impl LockSteps for SqlClaimSteps {
                 };
                 return Ok(Try::Granted(Grant::new(fence, Arc::new(held), sent)));
             }
-            Decision::Waiting(until) => until,
+            Decision::Waiting { until, ahead } => (until, ahead),
         };
         match queueing {
             Queueing::Leave => attempt.in_row = false,
@@ -161,6 +165,11 @@ impl LockSteps for SqlClaimSteps {
             recheck_within: pushed.then_some(NOTIFIED_FALLBACK),
             pushed,
         };
+        if !pushed {
+            // Nothing tells a waiter of another service of a release: read the row at the
+            // pace of the queue, as a mutex's waiter reads its place in line.
+            busy = busy.within(attempt.pace.next(ahead));
+        }
         if let Some(until) = until {
             // Try again just after the blocking holder's lease ends, at the latest.
             let left = u64::try_from(until.saturating_sub(now)).unwrap_or_default();

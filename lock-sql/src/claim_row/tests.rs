@@ -21,11 +21,17 @@ fn the_text_round_trips() {
     ));
     assert!(matches!(
         turn(&mut row, b, Claim::Write),
-        Decision::Waiting(Some(500))
+        Decision::Waiting {
+            until: Some(500),
+            ahead: 0
+        }
     ));
     assert!(matches!(
         turn(&mut row, c, Claim::Read),
-        Decision::Waiting(None)
+        Decision::Waiting {
+            until: None,
+            ahead: 1
+        }
     ));
     let decoded = ClaimRow::decode(&row.encode()).expect("decode");
     assert_eq!(decoded, row);
@@ -56,16 +62,16 @@ fn a_waiting_writer_holds_back_later_readers_until_it_is_through() {
     turn(&mut row, reader, Claim::Read);
     assert!(matches!(
         turn(&mut row, writer, Claim::Write),
-        Decision::Waiting(_)
+        Decision::Waiting { .. }
     ));
     assert!(matches!(
         turn(&mut row, late, Claim::Read),
-        Decision::Waiting(_)
+        Decision::Waiting { .. }
     ));
     assert!(row.release(reader));
     assert!(matches!(
         turn(&mut row, late, Claim::Read),
-        Decision::Waiting(_)
+        Decision::Waiting { .. }
     ));
     assert!(matches!(
         turn(&mut row, writer, Claim::Write),
@@ -86,7 +92,7 @@ fn permits_admit_up_to_the_limit_and_refuse_another_limit() {
     let third = Owner::random();
     assert!(matches!(
         turn(&mut row, third, Claim::permit(2)),
-        Decision::Waiting(_)
+        Decision::Waiting { .. }
     ));
     let other = row.turn(Owner::random(), Claim::permit(3), (10, 500), "x", STAY);
     assert!(other.is_err(), "another limit was accepted");

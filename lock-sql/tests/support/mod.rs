@@ -4,13 +4,14 @@
 pub(crate) mod accounts;
 pub(crate) mod admin_cases;
 pub(crate) mod cases;
+pub(crate) mod claim_cases;
 pub(crate) mod fifo_cases;
 pub(crate) mod line;
 pub(crate) mod renewal_cases;
 pub(crate) mod tls;
 
-/// Expands to one named test per SQL-specific case in [`cases`], [`admin_cases`] and
-/// [`fifo_cases`], for the target that `$target`
+/// Expands to one named test per SQL-specific case in [`cases`], [`admin_cases`],
+/// [`fifo_cases`] and [`claim_cases`], for the target that `$target`
 /// (an `Option<SqlTarget>`; `None` skips) yields: each dialect's binary joins with one line.
 #[allow(unused_macros)] // the TLS binaries run the suite alone
 macro_rules! sql_cases {
@@ -34,6 +35,9 @@ macro_rules! sql_cases {
             a_newcomer_never_barges_ahead_of_a_waiter,
             a_line_that_stands_still_costs_few_reads,
             services_taking_turns_never_sit_out_a_backoff,
+        );
+        $crate::support::sql_cases!(@each $target, claim_cases;
+            a_waiting_writer_notices_the_release_promptly,
         );
     };
     (@each $target:expr, $module:ident; $($case:ident),* $(,)?) => {
