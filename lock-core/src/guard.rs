@@ -8,9 +8,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::backend::HeldLock;
-use crate::backend::lease::{Asker, Lease};
+use crate::backend::lease::Lease;
 use crate::backend::leases::Registration;
+use crate::backend::{HeldLock, Sending};
 use crate::{AcquireOptions, Error, ErrorKind, LockHandle, LockName, Result, telemetry};
 
 /// Proof of a hold on a distributed lock.
@@ -188,7 +188,7 @@ impl LockGuard {
                 "the hold has reached its max_hold and cannot be extended",
             )));
         };
-        let renewed = self.lease.renew(&**held, lease, Asker::Holder).await;
+        let renewed = self.lease.renew(&**held, lease, Sending::AtOnce).await;
         if matches!(renewed, Ok(false)) {
             self.lease.handle().lost().cancel();
         }

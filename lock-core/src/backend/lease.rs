@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::backend::HeldLock;
+use crate::backend::{HeldLock, Sending};
 use crate::{LockHandle, Result, telemetry};
 
 /// The lease on the local monotonic clock: the server holds the lock for us at least until
@@ -28,16 +28,6 @@ pub(crate) struct Lease {
     /// Which hold this is, for spans and metrics.
     backend: &'static str,
     handle: LockHandle,
-}
-
-/// Who asks for a renewal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Asker {
-    /// The lease scheduler, ahead of the lease's end: the renewal can wait a few milliseconds
-    /// to go out with others.
-    Scheduler,
-    /// The holder ([`LockGuard::extend`](crate::LockGuard::extend)), waiting for the answer.
-    Holder,
 }
 
 /// How a [`Lease`] is set up.
@@ -138,13 +128,14 @@ impl Lease {
     }
 
     /// Asks the server to extend the hold to `length` from now, waiting for any renewal in
-    /// flight first, and records the answer. The scheduler's renewals may go out in a batch;
-    /// the holder's own ([`Asker::Holder`]) go out at once.
+    /// flight first, and records the answer. The scheduler's renewals
+    /// ([`Sending::Gathered`]) may go out in a batch; the holder's own ([`Sending::AtOnce`],
+    /// from [`LockGuard::extend`](crate::LockGuard::extend)) go out at once.
     pub(crate) async fn renew(
         &self,
         held: &dyn HeldLock,
         length: Duration,
-        asker: Asker,
+        sending: Sending,
     ) -> Result<bool> {
         let _turn = self.renewing.lock().await;
         let span = tracing::debug_span!(
@@ -155,9 +146,9 @@ impl Lease {
             outcome = tracing::field::Empty,
         );
         let sent = Instant::now();
-        let answer = match asker {
-            Asker::Scheduler => held.renew(length).instrument(span.clone()).await,
-            Asker::Holder => held.extend(length).instrument(span.clone()).await,
+        let answer = match sending {
+            Sending::Gathered => held.renew(length).instrument(span.clone()).await,
+            Sending::AtOnce => held.extend(length).instrument(span.clone()).await,
         };
         let outcome = answer.as_ref().ok().copied();
         telemetry::renewal(self.backend, outcome, sent.elapsed());

@@ -18,7 +18,7 @@ use futures_util::{FutureExt, StreamExt};
 use tokio::sync::Notify;
 use tokio::time::{Instant, sleep_until};
 
-use crate::backend::lease::Asker;
+use crate::backend::Sending;
 use crate::backend::watch::{Due, Watch};
 use crate::telemetry::LostCause;
 
@@ -295,7 +295,7 @@ impl Renewal {
         let answer = tokio::select! {
             biased;
             () = sleep_until(end) => None,
-            renewed = self.lease.renew(&*self.held, self.length, Asker::Scheduler) => Some(renewed),
+            renewed = self.lease.renew(&*self.held, self.length, Sending::Gathered) => Some(renewed),
         };
         if let Some(shared) = shared.upgrade() {
             shared.renewed(id, answer, &self);
