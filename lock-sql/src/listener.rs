@@ -92,15 +92,21 @@ impl Listener {
 }
 
 /// The wake-up a notification payload stands for: `NAME` when a lock was released with nobody
-/// in line, `NAME\nHEX` when the waiter with entry id `HEX` is first in line (lock names
-/// hold no control characters).
+/// in line, `NAME\nHEX` when the waiter with entry id `HEX` is first in line, `NAME\nHEX FENCE`
+/// when the release granted that waiter the lock with fencing token `FENCE` (lock names hold
+/// no control characters).
 fn wake(payload: &str) -> Wake {
-    match payload.rsplit_once('\n') {
-        Some((name, hex)) => match Owner::from_hex(hex) {
-            Some(first) => Wake::Handoff(Arc::from(name), first),
-            None => Wake::Released(Arc::from(payload)),
-        },
-        None => Wake::Released(Arc::from(payload)),
+    let Some((name, first)) = payload.rsplit_once('\n') else {
+        return Wake::Released(Arc::from(payload));
+    };
+    let (hex, fence) = match first.split_once(' ') {
+        Some((hex, fence)) => (hex, fence.parse::<u64>().ok()),
+        None => (first, None),
+    };
+    match (Owner::from_hex(hex), fence, first.contains(' ')) {
+        (Some(first), Some(fence), true) => Wake::Granted(Arc::from(name), first, fence),
+        (Some(first), None, false) => Wake::Handoff(Arc::from(name), first),
+        _ => Wake::Released(Arc::from(payload)),
     }
 }
 
@@ -119,5 +125,15 @@ mod tests {
         assert!(matches!(released, Wake::Released(name) if &*name == "jobs/nightly"));
         let unparsed = wake("a\nnot-hex");
         assert!(matches!(unparsed, Wake::Released(name) if &*name == "a\nnot-hex"));
+        let granted = wake(&format!(
+            "jobs/nightly\n{} 1764250000000123",
+            first.to_hex()
+        ));
+        assert!(
+            matches!(granted, Wake::Granted(name, id, 1_764_250_000_000_123)
+            if &*name == "jobs/nightly" && id == first)
+        );
+        let bad_fence = format!("a\n{} -1", first.to_hex());
+        assert!(matches!(wake(&bad_fence), Wake::Released(name) if *name == *bad_fence));
     }
 }

@@ -30,9 +30,10 @@ pub(crate) struct SqlSteps {
 }
 
 /// One acquisition: the name, the lease and label, its wake-up subscription (made before the
-/// first try, so a release in between is not missed), its waiter entry and polling pace, and
-/// the owner token and connection of the statement in flight (a cleanup releases by that
-/// owner on that connection, after the statement).
+/// first try, so a release in between is not missed), its waiter entry and polling pace, its
+/// owner token (fixed for the acquisition: a PostgreSQL release may grant the lock to it, on
+/// the terms the entry carries), and the connection of the statement in flight (a cleanup
+/// releases by the owner on that connection, after the statement).
 #[derive(Debug)]
 pub(crate) struct SqlAttempt {
     name: LockName,
@@ -43,8 +44,15 @@ pub(crate) struct SqlAttempt {
     pace: Pace,
     owner: Owner,
     conn: Option<Conn>,
-    /// A cleanup took the connection but could not release on it or on another yet.
+    /// A release is still due: a cleanup took the connection but could not release on it or
+    /// on another yet, or the entry left the line after a release may have granted it.
     release_owed: bool,
+    /// When the last try that found the lock held was sent (at first, when the acquisition
+    /// began): a release that grants this acquisition the lock runs after it, so the lease
+    /// runs from no earlier than then.
+    busy_sent: Instant,
+    /// The fence of a grant a release made and announced.
+    handed: Option<u64>,
 }
 
 #[async_trait]
@@ -74,6 +82,8 @@ impl LockSteps for SqlSteps {
             owner: Owner::random(),
             conn: None,
             release_owed: false,
+            busy_sent: Instant::now(),
+            handed: None,
         }
     }
 
@@ -83,12 +93,25 @@ impl LockSteps for SqlSteps {
     /// by another on the same connection).
     async fn try_once(&self, attempt: &mut SqlAttempt) -> Result<Try> {
         let inner = &self.inner;
+        if let Some(fence) = attempt.handed.take() {
+            // The release that granted it removed the entry in the same statement.
+            attempt.entry.removed();
+            let held = SqlHeld {
+                inner: Arc::clone(inner),
+                name: attempt.name.clone(),
+                owner: attempt.owner,
+            };
+            return Ok(Try::Granted(Grant::new(
+                fence,
+                Arc::new(held),
+                attempt.busy_sent,
+            )));
+        }
         inner.ensure_schema().await?;
         let conn = inner.db.connection().await;
         let conn = attempt
             .conn
             .insert(conn.map_err(|error| inner.error(error, "acquire"))?);
-        attempt.owner = Owner::random();
         let name = attempt.name.as_str();
         let sent = Instant::now();
         // Place or refresh the entry with this try, should it find the lock held.
@@ -179,6 +202,8 @@ impl LockSteps for SqlSteps {
                 }
             }
         };
+        // Not granted: a release that grants this acquisition later runs after this try.
+        attempt.busy_sent = sent;
         // Settled: nothing is left to release, and the connection is ready for the next
         // statement.
         if let Some(conn) = attempt.conn.take() {
@@ -194,19 +219,18 @@ impl LockSteps for SqlSteps {
     }
 
     /// Waits for a release of the name that wakes everyone, or wakes this acquisition as the
-    /// first in line.
+    /// first in line, or grants it the lock (the next try then holds it without a statement).
     async fn wait(&self, attempt: &mut SqlAttempt, until: Deadline) {
         let (name, entry) = (attempt.name.as_str(), Some(attempt.entry.id));
-        attempt.waiter.wait_turn(name, entry, until).await;
+        if let Some(fence) = attempt.waiter.wait_turn(name, entry, until).await {
+            attempt.handed = Some(fence);
+        }
     }
 
-    /// Removes the waiter entry, if one was placed.
+    /// Removes the waiter entry, if one was placed, and then releases what a release may
+    /// have granted it meanwhile.
     async fn abandon(&self, attempt: &mut SqlAttempt) -> Result<()> {
-        if attempt.entry.placed() {
-            self.inner.leave(&attempt.name, attempt.entry.id).await?;
-            attempt.entry.removed();
-        }
-        Ok(())
+        self.leave_line(attempt).await
     }
 
     /// Releases by the attempt's owner token when a statement was in flight: first on the
@@ -228,14 +252,32 @@ impl LockSteps for SqlSteps {
             self.inner.release(None, name, owner).await?;
             attempt.release_owed = false;
         }
-        if attempt.entry.placed() {
-            self.inner.leave(name, attempt.entry.id).await?;
-            attempt.entry.removed();
-        }
-        Ok(())
+        self.leave_line(attempt).await
     }
 
     fn needs_cleanup(&self, attempt: &SqlAttempt) -> bool {
         attempt.conn.is_some() || attempt.release_owed || attempt.entry.placed()
+    }
+}
+
+impl SqlSteps {
+    /// Removes the waiter entry, if one was placed. Where a release grants the first waiter
+    /// the lock (PostgreSQL), one may have granted it to this entry before the removal, and
+    /// its notification may not have arrived: the owner's hold, if any, is released after
+    /// the removal (which no later release can grant past). Each part is skipped once it
+    /// succeeded.
+    async fn leave_line(&self, attempt: &mut SqlAttempt) -> Result<()> {
+        if attempt.entry.placed() {
+            self.inner.leave(&attempt.name, attempt.entry.id).await?;
+            attempt.entry.removed();
+            attempt.release_owed |= self.inner.db.acquire_keeps_entry();
+        }
+        if attempt.release_owed {
+            self.inner
+                .release(None, &attempt.name, attempt.owner)
+                .await?;
+            attempt.release_owed = false;
+        }
+        Ok(())
     }
 }

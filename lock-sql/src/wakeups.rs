@@ -25,6 +25,11 @@ pub(crate) enum Wake {
     /// id: that acquisition alone re-checks (claims of the name re-check too).
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     Handoff(Arc<str>, Owner),
+    /// The named lock was released and granted, with this fence, to the acquisition with this
+    /// entry id, on the terms its entry carries: that acquisition holds it without another
+    /// statement (claims of the name re-check).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Granted(Arc<str>, Owner, u64),
     /// Releases may have been missed (the listener reconnected): every waiter re-checks.
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     Everyone,
@@ -110,27 +115,38 @@ pub(crate) struct Waiter {
 impl Waiter {
     /// Waits until a wake-up that concerns `name` arrives, or `until`, whichever is first.
     pub(crate) async fn wait(&mut self, name: &str, until: Deadline) {
-        self.wait_turn(name, None, until).await;
+        let _no_entry_no_grant = self.wait_turn(name, None, until).await;
     }
 
     /// Waits until a wake-up that concerns `name` arrives, or `until`, whichever is first; with
-    /// `entry`, a release that wakes another waiter first in line does not count.
-    pub(crate) async fn wait_turn(&mut self, name: &str, entry: Option<Owner>, until: Deadline) {
+    /// `entry`, a release that wakes or grants another waiter first in line does not count.
+    /// `Some(fence)` when a release granted the lock to `entry`.
+    pub(crate) async fn wait_turn(
+        &mut self,
+        name: &str,
+        entry: Option<Owner>,
+        until: Deadline,
+    ) -> Option<u64> {
         // A timer, even one due now, fires on the runtime's next tick (up to a millisecond).
         if until.passed(tokio::time::Instant::now()) {
-            return;
+            return None;
         }
+        let another = |first: Owner| entry.is_some_and(|entry| entry != first);
         loop {
             tokio::select! {
-                () = until.sleep() => return,
+                () = until.sleep() => return None,
                 wake = self.receiver.recv() => match wake {
                     Ok(Wake::Released(released)) if &*released != name => {}
-                    Ok(Wake::Handoff(released, first))
-                        if &*released != name || entry.is_some_and(|entry| entry != first) => {}
-                    Ok(_) | Err(RecvError::Lagged(_)) => return,
+                    Ok(Wake::Handoff(released, first)) if &*released != name || another(first) => {}
+                    Ok(Wake::Granted(released, first, _))
+                        if &*released != name || another(first) => {}
+                    Ok(Wake::Granted(_, first, fence)) if entry == Some(first) => {
+                        return Some(fence);
+                    }
+                    Ok(_) | Err(RecvError::Lagged(_)) => return None,
                     Err(RecvError::Closed) => {
                         until.sleep().await;
-                        return;
+                        return None;
                     }
                 },
             }

@@ -5,6 +5,8 @@ mod support;
 
 #[path = "postgres/fairness.rs"]
 mod fairness;
+#[path = "postgres/handoff.rs"]
+mod handoff;
 #[path = "postgres/leaving.rs"]
 mod leaving;
 

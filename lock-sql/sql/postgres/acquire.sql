@@ -7,7 +7,10 @@
 -- Waiters are served in arrival order: the lock is not taken while a live waiter entry of the
 -- name is ahead of this acquisition's (every live entry is ahead of an acquisition that has
 -- none). A grant removes this acquisition's entry in the same statement; an acquisition that
--- will wait places or refreshes it (keeping its arrival time) in the same statement too.
+-- will wait places or refreshes it (keeping its arrival time) in the same statement too, with
+-- its grant terms ($2, $3, $4), on which a release may grant it the lock (release.sql).
+-- A lock so granted may be found here before its notification arrives: a live hold by $2 is
+-- this acquisition's, and comes back with its fence, its lease renewed from this statement.
 -- The next token is one past the counter and never below the database clock in microseconds,
 -- so tokens keep rising even when the counter went back with the data (a restore from an older
 -- backup, a failover to an asynchronous replica that missed the last grants), as long as the
@@ -34,17 +37,22 @@ attempt AS (
     INSERT INTO "{table}" AS held (name, owner, fence, lease_end, owner_label, granted_at)
     SELECT $1, $2, CAST(EXTRACT(EPOCH FROM now()) * 1000000 AS BIGINT),
            now() + CAST($3 AS DOUBLE PRECISION) * INTERVAL '1 microsecond', $4, now()
-    WHERE NOT EXISTS (
+    WHERE (NOT EXISTS (
         SELECT 1 FROM "{table}" AS live
         WHERE live.name = $1 AND live.owner IS NOT NULL AND live.lease_end > now()
-    ) AND NOT EXISTS (SELECT 1 FROM ahead)
+    ) AND NOT EXISTS (SELECT 1 FROM ahead)) OR EXISTS (
+        SELECT 1 FROM "{table}" AS ours
+        WHERE ours.name = $1 AND ours.owner = $2 AND ours.lease_end > now()
+    )
     ON CONFLICT (name) DO UPDATE
         SET owner = EXCLUDED.owner,
-            fence = GREATEST(held.fence + 1, EXCLUDED.fence),
+            fence = CASE WHEN held.owner = EXCLUDED.owner AND held.lease_end > now()
+                         THEN held.fence ELSE GREATEST(held.fence + 1, EXCLUDED.fence) END,
             lease_end = EXCLUDED.lease_end,
             owner_label = EXCLUDED.owner_label,
-            granted_at = EXCLUDED.granted_at
-        WHERE held.owner IS NULL OR held.lease_end <= now()
+            granted_at = CASE WHEN held.owner = EXCLUDED.owner AND held.lease_end > now()
+                              THEN held.granted_at ELSE EXCLUDED.granted_at END
+        WHERE held.owner IS NULL OR held.lease_end <= now() OR held.owner = EXCLUDED.owner
     RETURNING held.fence
 ),
 served AS (
@@ -52,10 +60,16 @@ served AS (
     WHERE name = $1 AND waiter = $5 AND EXISTS (SELECT 1 FROM attempt)
 ),
 queued AS (
-    INSERT INTO "{waiters}" (name, waiter, expires_at, queued_at)
-    SELECT $1, $5, now() + CAST($7 AS DOUBLE PRECISION) * INTERVAL '1 microsecond', now()
+    INSERT INTO "{waiters}"
+        (name, waiter, expires_at, queued_at, grant_owner, grant_lease_us, grant_label)
+    SELECT $1, $5, now() + CAST($7 AS DOUBLE PRECISION) * INTERVAL '1 microsecond', now(),
+           $2, $3, $4
     WHERE $6 AND NOT EXISTS (SELECT 1 FROM attempt)
-    ON CONFLICT (name, waiter) DO UPDATE SET expires_at = EXCLUDED.expires_at
+    ON CONFLICT (name, waiter) DO UPDATE
+        SET expires_at = EXCLUDED.expires_at,
+            grant_owner = EXCLUDED.grant_owner,
+            grant_lease_us = EXCLUDED.grant_lease_us,
+            grant_label = EXCLUDED.grant_label
 )
 SELECT
     (SELECT fence FROM attempt) AS fence,

@@ -1,17 +1,55 @@
 -- $1 name, $2 owner token, $3 notification channel.
--- Clear the owner (the row and its fencing counter stay) if the live hold is ours, and wake
--- the first live waiter alone: the notification, sent when the statement commits, carries
--- the lock name and, after a newline, that waiter's entry id in hex (the name alone when no
--- entry waits, which wakes any acquisition of the name that has not placed one yet).
--- The first waiter is read with a lock, after the lock row's: an entry whose removal
--- (wait_leave.sql) committed meanwhile is passed over for the next, and one being removed is
--- waited for, so a release never wakes only an acquisition that has left.
-WITH released AS (
-    UPDATE "{table}" SET owner = NULL, lease_end = now()
+-- End our live hold and hand the lock to the first live waiter in the same statement: when
+-- that waiter's entry carries grant terms (wait_register.sql, acquire.sql), the lock row
+-- becomes its hold (its token, lease and label, the next fence, granted now by the database
+-- clock) and its entry goes; otherwise the row is left free. Either way the notification,
+-- sent when the statement commits, carries the lock name and, after a newline, that waiter's
+-- entry id in hex, followed by a space and the fence when it was granted (the name alone when
+-- no entry waits, which wakes any acquisition of the name that has not placed one yet).
+-- Row locks are taken in the order wait_leave.sql and acquire.sql take them: the lock row
+-- first, then the first entry. An entry whose removal committed meanwhile is passed over for
+-- the next, and one being removed is waited for, so a release never grants or wakes only an
+-- acquisition that has left.
+WITH mine AS (
+    SELECT name FROM "{table}"
     WHERE name = $1 AND owner = $2 AND lease_end > now()
-    RETURNING name
+    FOR UPDATE
+),
+head AS (
+    SELECT waiter, grant_owner, grant_lease_us, grant_label FROM "{waiters}"
+    WHERE name = $1 AND expires_at > now() AND EXISTS (SELECT 1 FROM mine)
+    ORDER BY queued_at, waiter LIMIT 1
+    FOR UPDATE
+),
+next AS (
+    SELECT h.waiter, h.grant_owner, h.grant_lease_us, h.grant_label
+    FROM (SELECT 1) AS one LEFT JOIN head AS h ON true
+),
+released AS (
+    UPDATE "{table}" AS held SET
+        owner = next.grant_owner,
+        fence = CASE WHEN next.grant_owner IS NULL THEN held.fence
+                     ELSE GREATEST(held.fence + 1,
+                                   CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT))
+                END,
+        lease_end = CASE WHEN next.grant_owner IS NULL THEN now()
+                         ELSE clock_timestamp()
+                              + CAST(next.grant_lease_us AS DOUBLE PRECISION) * INTERVAL '1 microsecond'
+                    END,
+        owner_label = CASE WHEN next.grant_owner IS NULL THEN held.owner_label
+                           ELSE next.grant_label END,
+        granted_at = CASE WHEN next.grant_owner IS NULL THEN held.granted_at
+                          ELSE clock_timestamp() END
+    FROM next
+    WHERE held.name IN (SELECT name FROM mine)
+    RETURNING held.name, held.fence, next.waiter, next.grant_owner
+),
+served AS (
+    DELETE FROM "{waiters}"
+    WHERE name = $1
+      AND waiter IN (SELECT waiter FROM released WHERE grant_owner IS NOT NULL)
 )
-SELECT name, pg_notify($3, name || COALESCE(chr(10) || encode((
-    SELECT waiter FROM "{waiters}" WHERE name = $1 AND expires_at > now()
-    ORDER BY queued_at, waiter LIMIT 1 FOR SHARE
-), 'hex'), '')) FROM released
+SELECT name, pg_notify($3, name || COALESCE(
+    chr(10) || encode(waiter, 'hex')
+        || CASE WHEN grant_owner IS NULL THEN '' ELSE ' ' || CAST(fence AS TEXT) END,
+    '')) FROM released

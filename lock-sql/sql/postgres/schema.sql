@@ -11,12 +11,17 @@ CREATE TABLE IF NOT EXISTS "{table}" (
 );
 
 -- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired;
--- served in the order of `queued_at`, the time of the first entry.
+-- served in the order of `queued_at`, the time of the first entry. The grant terms (the
+-- owner token, lease and label the acquisition would hold with) let a release grant the
+-- first waiter the lock in its own statement; an entry without them is only woken.
 CREATE TABLE IF NOT EXISTS "{waiters}" (
-    name       TEXT        NOT NULL,
-    waiter     BYTEA       NOT NULL,
-    expires_at TIMESTAMPTZ NOT NULL,
-    queued_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+    name           TEXT        NOT NULL,
+    waiter         BYTEA       NOT NULL,
+    expires_at     TIMESTAMPTZ NOT NULL,
+    queued_at      TIMESTAMPTZ NOT NULL DEFAULT now(),
+    grant_owner    BYTEA,
+    grant_lease_us BIGINT,
+    grant_label    TEXT,
     PRIMARY KEY (name, waiter)
 );
 

@@ -232,7 +232,12 @@ impl PgDb {
         };
         // The first try's statement leaves the entry out, to keep a free lock's grant light.
         if !waiting.placed && waiting.place && matches!(outcome, Attempt::Held(_)) {
-            self.register(conn, name, waiting.id, ENTRY_LIFETIME)
+            let terms = GrantTerms {
+                owner,
+                lease,
+                label,
+            };
+            self.register(conn, name, waiting.id, ENTRY_LIFETIME, terms)
                 .await?;
         }
         Ok(outcome)
@@ -270,17 +275,23 @@ impl PgDb {
         self.renewals.renew(name, owner, lease, sending).await
     }
 
+    /// Places or refreshes the waiter entry `waiter` of `name`, lasting `lifetime` unless
+    /// refreshed, with the `terms` a release grants it the lock on.
     pub(crate) async fn register(
         &self,
         conn: &mut PoolConnection<sqlx::Postgres>,
         name: &str,
         waiter: Owner,
         lifetime: Duration,
+        terms: GrantTerms<'_>,
     ) -> Result<(), SqlError> {
         let query = sqlx::query(self.sql.wait_register.clone())
             .bind(name)
             .bind(waiter.as_bytes())
-            .bind(whole(lifetime, MICROSECOND));
+            .bind(whole(lifetime, MICROSECOND))
+            .bind(terms.owner.as_bytes())
+            .bind(whole(terms.lease, MICROSECOND))
+            .bind(terms.label);
         let result = timed(self.timeout, query.execute(&mut **conn)).await;
         settle(conn, result).map(drop)
     }
@@ -307,6 +318,15 @@ impl PgDb {
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
         Ok(settle(&mut conn, result)?.rows_affected() > 0)
     }
+}
+
+/// What a waiting acquisition would hold the lock with: a release that finds it first in line
+/// grants it the lock on these terms, in the release's own statement.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GrantTerms<'a> {
+    pub(crate) owner: Owner,
+    pub(crate) lease: Duration,
+    pub(crate) label: &'a str,
 }
 
 fn contended(error: &sqlx::Error) -> bool {

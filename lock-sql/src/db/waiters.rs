@@ -33,15 +33,29 @@ impl Line {
 }
 
 impl Db {
-    /// Records `waiter` as waiting for `name`, or extends its entry by
-    /// [`ENTRY_LIFETIME`], on `conn` (after the try's statement on it).
+    /// On the dialects whose waiters poll: records `waiter` as waiting for `name`, or extends
+    /// its entry by [`ENTRY_LIFETIME`], on `conn` (after the try's statement on it).
+    /// PostgreSQL's acquire statements place entries themselves, with their grant terms.
     pub(crate) async fn register(
         &self,
         conn: &mut Conn,
         name: &str,
         waiter: Owner,
     ) -> Result<(), SqlError> {
-        with_conn!(self, conn, (db, conn) => db.register(conn, name, waiter, ENTRY_LIFETIME).await)
+        match (self, conn) {
+            #[cfg(feature = "mysql")]
+            (Db::MySql(db), Conn::MySql(conn)) => {
+                db.register(conn, name, waiter, ENTRY_LIFETIME).await
+            }
+            #[cfg(feature = "sqlite")]
+            (Db::Sqlite(db), Conn::Sqlite(conn)) => {
+                db.register(conn, name, waiter, ENTRY_LIFETIME).await
+            }
+            #[allow(unreachable_patterns)]
+            _ => Err(SqlError::Sqlx(sqlx::Error::Protocol(
+                "waiter entries are placed by the acquire statement on this dialect".to_owned(),
+            ))),
+        }
     }
 
     /// Removes `waiter`'s entry for `name`, and expired entries of `name`, on `conn` if given,

@@ -1,12 +1,10 @@
 //! PostgreSQL serves waiters in arrival order, and a release wakes the first waiter in line
 //! alone: no herd of acquire statements, however many wait.
 
-use std::time::Duration;
-
 use lock_core::{DistributedLockExt, ErrorKind};
 use lock_testkit::scaled_ms;
 
-use crate::support::line::{Line, service};
+use crate::support::line::service;
 use crate::support::{SqlTarget, unique};
 
 /// The test binary's server as the shared cases see it; `None` skips.
@@ -52,28 +50,6 @@ async fn a_queued_entry_holds_back_a_newcomer_on_a_free_lock() {
         .expect("try")
         .expect("free again");
     granted.release().await.expect("release");
-}
-
-/// Eight waiters on eight services: each release wakes one of them, so after the queue
-/// formed every waiter sends one more acquire statement, its winning one. Waking everyone
-/// at each release would send 8 + 7 + ... + 1 = 36.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_release_wakes_only_the_first_waiter() {
-    const WAITERS: usize = 8;
-    let Some(target) = target() else { return };
-    let name = unique("fairness/herd");
-    let holder = service(&target).await;
-    let held = holder.try_acquire(&name).await.expect("try").expect("free");
-    let hold = Duration::from_millis(20);
-    let mut line = Line::queue_up(&target, &holder, &name, WAITERS, hold).await;
-    let queued = line.statements();
-    held.release().await.expect("release");
-    line.granted().await;
-    let woken = line.statements() - queued;
-    assert!(
-        woken <= WAITERS as u64 + 2,
-        "{WAITERS} handoffs took {woken} acquire statements"
-    );
 }
 
 /// The first waiter gives up while the holder still holds; the release then wakes the next
