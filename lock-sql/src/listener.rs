@@ -1,5 +1,7 @@
 //! The PostgreSQL release listener: one connection per lock service that `LISTEN`s on the
-//! table's channel and fans notifications out to waiters.
+//! table's channel (releases that wake every acquisition of a name, or a waiter of an earlier
+//! version) and on the service's own (grants to its waiters), and fans notifications out to
+//! waiters.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +17,8 @@ use crate::wakeups::Wake;
 /// Runs until dropped; see [`Listener::run`].
 pub(crate) struct Listener {
     pub(crate) options: PgConnectOptions,
-    pub(crate) channel: String,
+    /// The table's channel and the service's.
+    pub(crate) channels: [String; 2],
     pub(crate) timeout: Duration,
     pub(crate) sender: broadcast::Sender<Wake>,
     pub(crate) listening: Arc<AtomicBool>,
@@ -54,7 +57,10 @@ impl Listener {
     async fn subscribe(&self, pool: &PgPool) -> Result<PgListener, sqlx::Error> {
         let connect = async {
             let mut listener = PgListener::connect_with(pool).await?;
-            listener.listen(&self.channel).await?;
+            let [table, service] = &self.channels;
+            listener
+                .listen_all([table.as_str(), service.as_str()])
+                .await?;
             Ok(listener)
         };
         match tokio::time::timeout(self.timeout * 2, connect).await {
@@ -89,6 +95,13 @@ impl Listener {
             let _no_waiters = self.sender.send(Wake::Everyone);
         }
     }
+}
+
+/// The channel on which a PostgreSQL release tells the service `service` that it granted the
+/// lock to one of its waiters: `distlock_` and the first 8 bytes of the waiter's entry id in
+/// hex, as release.sql derives it.
+pub(crate) fn service_channel(service: u64) -> String {
+    format!("distlock_{service:016x}")
 }
 
 /// The wake-up a notification payload stands for: `NAME` when a lock was released with nobody

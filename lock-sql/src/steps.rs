@@ -77,7 +77,7 @@ impl LockSteps for SqlSteps {
             lease: options.lease,
             label: Arc::clone(&options.owner_label),
             waiter: self.inner.wakeups.subscribe(),
-            entry: WaitEntry::new(options.wait),
+            entry: WaitEntry::new(options.wait, self.inner.wakeups.entry_id()),
             pace: Pace::default(),
             owner: Owner::random(),
             conn: None,

@@ -34,10 +34,10 @@ pub(crate) struct WaitEntry {
 }
 
 impl WaitEntry {
-    /// The entry of an acquisition that waits up to `wait` from now.
-    pub(crate) fn new(wait: Option<Duration>) -> Self {
+    /// The entry `id` of an acquisition that waits up to `wait` from now.
+    pub(crate) fn new(wait: Option<Duration>, id: Owner) -> Self {
         Self {
-            id: Owner::random(),
+            id,
             deadline: Deadline::after(wait),
             placed: false,
             refresh_at: None,
@@ -83,14 +83,14 @@ mod tests {
 
     #[test]
     fn single_tries_never_place_an_entry() {
-        let entry = WaitEntry::new(Some(Duration::ZERO));
+        let entry = WaitEntry::new(Some(Duration::ZERO), Owner::random());
         assert!(!entry.due(Instant::now()));
         assert!(!entry.placed());
     }
 
     #[test]
     fn entries_are_refreshed_on_schedule_and_forgotten_once_removed() {
-        let mut entry = WaitEntry::new(None);
+        let mut entry = WaitEntry::new(None, Owner::random());
         let start = Instant::now();
         assert!(entry.due(start) && entry.refresh_within(start).is_none());
         entry.sending();

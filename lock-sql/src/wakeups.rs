@@ -38,6 +38,9 @@ pub(crate) enum Wake {
 /// The wake-up hub of one lock service.
 #[derive(Debug)]
 pub(crate) struct Wakeups {
+    /// The service's random id, which begins the ids of its waiter entries; on PostgreSQL it
+    /// names the channel its listener hears grants on.
+    service: u64,
     sender: broadcast::Sender<Wake>,
     /// Whether a listener is subscribed to the server's release notifications right now.
     listening: Arc<AtomicBool>,
@@ -49,6 +52,7 @@ impl Wakeups {
     /// Wake-ups from releases made through this lock service only (polling dialects).
     pub(crate) fn local() -> Self {
         Self {
+            service: rand::random(),
             sender: broadcast::channel(CAPACITY).0,
             listening: Arc::new(AtomicBool::new(false)),
             _stop: None,
@@ -62,9 +66,10 @@ impl Wakeups {
         let listening = Arc::new(AtomicBool::new(false));
         let stop = CancellationToken::new();
         let (options, channel, timeout) = db.listener_source();
+        let service = rand::random();
         let listener = crate::listener::Listener {
             options,
-            channel,
+            channels: [channel, crate::listener::service_channel(service)],
             timeout,
             sender: sender.clone(),
             listening: Arc::clone(&listening),
@@ -77,10 +82,16 @@ impl Wakeups {
             }
         });
         Self {
+            service,
             sender,
             listening,
             _stop: Some(stop.drop_guard()),
         }
+    }
+
+    /// A new id for a waiter entry of this service.
+    pub(crate) fn entry_id(&self) -> Owner {
+        Owner::in_service(self.service)
     }
 
     /// Whether the server currently pushes release notifications to this service.

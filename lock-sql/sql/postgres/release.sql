@@ -1,11 +1,14 @@
--- $1 name, $2 owner token, $3 notification channel.
+-- $1 name, $2 owner token, $3 the table's notification channel.
 -- End our live hold and hand the lock to the first live waiter in the same statement: when
 -- that waiter's entry carries grant terms (wait_register.sql, acquire.sql), the lock row
 -- becomes its hold (its token, lease and label, the next fence, granted now by the database
 -- clock) and its entry goes; otherwise the row is left free. Either way the notification,
 -- sent when the statement commits, carries the lock name and, after a newline, that waiter's
 -- entry id in hex, followed by a space and the fence when it was granted (the name alone when
--- no entry waits, which wakes any acquisition of the name that has not placed one yet).
+-- no entry waits, which wakes any acquisition of the name that has not placed one yet). A
+-- grant goes to the channel of the waiter's service alone, `distlock_` and the first 8 bytes
+-- of its entry id in hex, so no other service's listener hears it; the rest go to the
+-- table's channel.
 -- Row locks are taken in the order wait_leave.sql and acquire.sql take them: the lock row
 -- first, then the first entry. An entry whose removal committed meanwhile is passed over for
 -- the next, and one being removed is waited for, so a release never grants or wakes only an
@@ -49,7 +52,9 @@ served AS (
     WHERE name = $1
       AND waiter IN (SELECT waiter FROM released WHERE grant_owner IS NOT NULL)
 )
-SELECT name, pg_notify($3, name || COALESCE(
-    chr(10) || encode(waiter, 'hex')
-        || CASE WHEN grant_owner IS NULL THEN '' ELSE ' ' || CAST(fence AS TEXT) END,
-    '')) FROM released
+SELECT name, pg_notify(
+    CASE WHEN grant_owner IS NULL THEN $3
+         ELSE 'distlock_' || encode(substring(waiter FROM 1 FOR 8), 'hex') END,
+    name || COALESCE(chr(10) || encode(waiter, 'hex')
+        || CASE WHEN grant_owner IS NULL THEN '' ELSE ' ' || CAST(fence AS TEXT) END, '')
+) FROM released

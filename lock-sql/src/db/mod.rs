@@ -29,6 +29,15 @@ impl Owner {
         Self(rand::random::<u128>().to_be_bytes())
     }
 
+    /// A random token whose first 8 bytes are `service`: a waiter entry's id, from which a
+    /// PostgreSQL release names the channel of the entry's service (see
+    /// [`crate::listener::service_channel`]).
+    pub(crate) fn in_service(service: u64) -> Self {
+        let mut bytes = rand::random::<u128>().to_be_bytes();
+        bytes[..8].copy_from_slice(&service.to_be_bytes());
+        Self(bytes)
+    }
+
     pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.0
     }
