@@ -9,6 +9,9 @@ use async_trait::async_trait;
 use lock_sql::sqlx::{self, PgConnection};
 
 use super::statement_floor::{LEASE_US, StatementFloor, StatementHeld, TABLE};
+
+/// How long a waiter entry lasts unless refreshed, as lock-sql's, in microseconds.
+const ENTRY_LIFETIME_US: i64 = 15_000_000;
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
 
@@ -44,6 +47,11 @@ impl Contender for PgStatementFloor {
             .bind(owner.as_slice())
             .bind(LEASE_US)
             .bind("floor")
+            // A waiting acquisition's entry id, and whether to place it (it would: it waits),
+            // and its lifetime.
+            .bind(rand::random::<u128>().to_be_bytes().as_slice())
+            .bind(true)
+            .bind(ENTRY_LIFETIME_US)
             .fetch_one(&mut *connection)
             .await?;
         if fence.is_none() {

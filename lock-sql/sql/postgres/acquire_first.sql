@@ -1,9 +1,11 @@
--- $1 name, $2 owner token, $3 lease in microseconds, $4 owner label.
+-- $1 name, $2 owner token, $3 lease in microseconds, $4 owner label, $5 the acquisition's
+-- waiter entry id, $6 whether to place that entry when not granted, $7 the entry's lifetime
+-- in microseconds.
 -- The first try of an acquisition, which has no waiter entry yet: acquire.sql without the
--- entry's upkeep (no entry to read, remove or place), so a free lock nobody waits for costs
+-- entry's upkeep (no entry to read, remove or refresh), so a free lock nobody waits for costs
 -- the lock row's upsert and one index probe of the waiters table. Every live waiter entry of
 -- the name is ahead of this acquisition. A try that finds the lock held and will wait places
--- its entry with wait_register.sql next, on the same connection.
+-- its entry in the same statement, with its grant terms.
 WITH ahead AS (
     SELECT w.expires_at FROM "{waiters}" AS w
     WHERE w.name = $1 AND w.expires_at > now()
@@ -26,6 +28,18 @@ attempt AS (
             granted_at = EXCLUDED.granted_at
         WHERE held.owner IS NULL OR held.lease_end <= now()
     RETURNING held.fence
+),
+queued AS (
+    INSERT INTO "{waiters}"
+        (name, waiter, expires_at, queued_at, grant_owner, grant_lease_us, grant_label)
+    SELECT $1, $5, now() + CAST($7 AS DOUBLE PRECISION) * INTERVAL '1 microsecond', now(),
+           $2, $3, $4
+    WHERE $6 AND NOT EXISTS (SELECT 1 FROM attempt)
+    ON CONFLICT (name, waiter) DO UPDATE
+        SET expires_at = EXCLUDED.expires_at,
+            grant_owner = EXCLUDED.grant_owner,
+            grant_lease_us = EXCLUDED.grant_lease_us,
+            grant_label = EXCLUDED.grant_label
 )
 SELECT
     (SELECT fence FROM attempt) AS fence,

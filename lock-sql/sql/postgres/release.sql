@@ -1,6 +1,6 @@
 -- $1 name, $2 owner token, $3 the table's notification channel.
 -- End our live hold and hand the lock to the first live waiter in the same statement: when
--- that waiter's entry carries grant terms (wait_register.sql, acquire.sql), the lock row
+-- that waiter's entry carries grant terms (acquire_first.sql, acquire.sql), the lock row
 -- becomes its hold (its token, lease and label, the next fence, granted now by the database
 -- clock) and its entry goes; otherwise the row is left free. Either way the notification,
 -- sent when the statement commits, carries the lock name and, after a newline, that waiter's

@@ -50,7 +50,6 @@ struct Statements {
     acquire: sqlx::SqlStr,
     acquire_first: sqlx::SqlStr,
     release: sqlx::SqlStr,
-    wait_register: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
     inspect: sqlx::SqlStr,
     list: sqlx::SqlStr,
@@ -100,11 +99,6 @@ impl PgDb {
                 "",
             ),
             release: statement(include_str!("../../sql/postgres/release.sql"), table, ""),
-            wait_register: statement(
-                include_str!("../../sql/postgres/wait_register.sql"),
-                table,
-                "",
-            ),
             wait_leave: statement(include_str!("../../sql/postgres/wait_leave.sql"), table, ""),
             inspect: statement(include_str!("../../sql/postgres/inspect.sql"), table, ""),
             list: statement(include_str!("../../sql/postgres/list.sql"), table, ""),
@@ -211,14 +205,10 @@ impl PgDb {
             .bind(name)
             .bind(owner.as_bytes())
             .bind(whole(lease, MICROSECOND))
-            .bind(label);
-        let query = match waiting.placed {
-            true => query
-                .bind(waiting.id.as_bytes())
-                .bind(waiting.place)
-                .bind(whole(ENTRY_LIFETIME, MICROSECOND)),
-            false => query,
-        };
+            .bind(label)
+            .bind(waiting.id.as_bytes())
+            .bind(waiting.place)
+            .bind(whole(ENTRY_LIFETIME, MICROSECOND));
         let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
         let row = match settle(conn, result) {
             Err(SqlError::Sqlx(error)) if contended(&error) => return Ok(Attempt::Contended),
@@ -226,21 +216,10 @@ impl PgDb {
         };
         let granted: Option<i64> = row.try_get("fence")?;
         let left: Option<i64> = row.try_get("remaining_us")?;
-        let outcome = match granted {
+        Ok(match granted {
             Some(value) => Attempt::Granted(fence(value)?),
             None => Attempt::Held(remaining(left, MICROSECOND)),
-        };
-        // The first try's statement leaves the entry out, to keep a free lock's grant light.
-        if !waiting.placed && waiting.place && matches!(outcome, Attempt::Held(_)) {
-            let terms = GrantTerms {
-                owner,
-                lease,
-                label,
-            };
-            self.register(conn, name, waiting.id, ENTRY_LIFETIME, terms)
-                .await?;
-        }
-        Ok(outcome)
+        })
     }
 
     pub(crate) async fn release(
@@ -275,27 +254,6 @@ impl PgDb {
         self.renewals.renew(name, owner, lease, sending).await
     }
 
-    /// Places or refreshes the waiter entry `waiter` of `name`, lasting `lifetime` unless
-    /// refreshed, with the `terms` a release grants it the lock on.
-    pub(crate) async fn register(
-        &self,
-        conn: &mut PoolConnection<sqlx::Postgres>,
-        name: &str,
-        waiter: Owner,
-        lifetime: Duration,
-        terms: GrantTerms<'_>,
-    ) -> Result<(), SqlError> {
-        let query = sqlx::query(self.sql.wait_register.clone())
-            .bind(name)
-            .bind(waiter.as_bytes())
-            .bind(whole(lifetime, MICROSECOND))
-            .bind(terms.owner.as_bytes())
-            .bind(whole(terms.lease, MICROSECOND))
-            .bind(terms.label);
-        let result = timed(self.timeout, query.execute(&mut **conn)).await;
-        settle(conn, result).map(drop)
-    }
-
     pub(crate) async fn leave(
         &self,
         conn: &mut PoolConnection<sqlx::Postgres>,
@@ -318,15 +276,6 @@ impl PgDb {
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
         Ok(settle(&mut conn, result)?.rows_affected() > 0)
     }
-}
-
-/// What a waiting acquisition would hold the lock with: a release that finds it first in line
-/// grants it the lock on these terms, in the release's own statement.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct GrantTerms<'a> {
-    pub(crate) owner: Owner,
-    pub(crate) lease: Duration,
-    pub(crate) label: &'a str,
 }
 
 fn contended(error: &sqlx::Error) -> bool {
