@@ -1,6 +1,7 @@
-//! The SQL backend's steps: one statement per try on a pooled connection, woken by
-//! PostgreSQL's `NOTIFY` or, on the polling dialects, by this service's own releases and by
-//! reading their place in line at the [`Pace`] of the line.
+//! The SQL backend's steps: one statement per try on a pooled connection, woken (or, on
+//! PostgreSQL, granted the lock) by PostgreSQL's `NOTIFY` or, on the polling dialects, woken
+//! by this service's own releases and by reading their place in line at the [`Pace`] of the
+//! line.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

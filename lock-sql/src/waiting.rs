@@ -2,7 +2,9 @@
 //! processes. It is placed when a try finds the lock held and the acquisition will wait
 //! (a single try never places one, and neither does an acquisition granted at once),
 //! refreshed while it waits, and removed when the acquisition is granted, gives up or is
-//! cleaned up; an entry whose process died expires by the database clock.
+//! cleaned up; an entry whose process died expires by the database clock. On PostgreSQL the
+//! entry also carries the terms a release grants the acquisition the lock on, and the entry's
+//! id begins with its service's id, which names the channel that grant is announced on.
 
 use std::time::Duration;
 

@@ -19,7 +19,7 @@ use crate::TableName;
 use crate::error::SqlError;
 use crate::settings::Settings;
 
-/// A random 128-bit token: an owner token, new for every acquisition attempt, or the id of an
+/// A random 128-bit token: an owner token, new for every acquisition, or the id of an
 /// acquisition's waiter entry.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Owner([u8; 16]);
@@ -260,8 +260,8 @@ impl Db {
     }
 
     /// Whether the acquire statement itself places, refreshes and removes the waiter entry,
-    /// and a release wakes the first waiter alone (PostgreSQL, whose releases notify); on the
-    /// other dialects waiters poll their place in line.
+    /// and a release grants the lock to the first waiter (PostgreSQL, whose releases notify);
+    /// on the other dialects waiters poll their place in line.
     pub(crate) fn acquire_keeps_entry(&self) -> bool {
         #[cfg(feature = "postgres")]
         return matches!(self, Db::Postgres(_));
