@@ -10,6 +10,7 @@ use lock_testkit::scaled_ms;
 use sqlx::PgPool;
 use tokio::time::Instant;
 
+use crate::leaving::until_count;
 use crate::support::line::{Line, service};
 use crate::support::{SqlTarget, unique};
 
@@ -23,19 +24,7 @@ const ENTRIES: &str =
 
 /// Waits until `name` has `want` entries with grant terms, or panics after a few seconds.
 async fn until_entries(admin: &PgPool, name: &str, want: i64) {
-    let deadline = Instant::now() + scaled_ms(5000);
-    loop {
-        let count: i64 = sqlx::query_scalar(ENTRIES)
-            .bind(name)
-            .fetch_one(admin)
-            .await
-            .expect("count");
-        if count == want {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{count} entries, not {want}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    until_count(admin, ENTRIES, name, want).await;
 }
 
 /// Eight waiters on eight services: once the line formed, every grant is a release's, and no

@@ -16,7 +16,7 @@ fn target() -> Option<SqlTarget> {
 }
 
 /// Waits until `query` (a count) answers `want`, or panics after a few seconds.
-async fn until_count(admin: &PgPool, query: &'static str, name: &str, want: i64) {
+pub(crate) async fn until_count(admin: &PgPool, query: &'static str, name: &str, want: i64) {
     let deadline = Instant::now() + scaled_ms(5000);
     loop {
         let count: i64 = sqlx::query_scalar(query)
