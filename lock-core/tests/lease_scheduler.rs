@@ -259,3 +259,32 @@ fn the_scheduler_starts_again_on_a_new_runtime() {
         );
     });
 }
+
+/// A grant made on a runtime that is shutting down (a task polled while the runtime goes)
+/// spawns the scheduler task onto it, and the runtime drops that task at once, inside the
+/// spawn. The grant must not be holding the scheduler's table then: the task's drop needs it.
+#[test]
+fn a_grant_on_a_runtime_that_shut_down_does_not_hang() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let handle = runtime.handle().clone();
+        drop(runtime);
+        let _entered = handle.enter();
+        let lock = MemoryLock::new();
+        let mut acquiring = std::pin::pin!(lock.try_acquire("shut-down/grant"));
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        let granted = (0..100).find_map(|_| match acquiring.as_mut().poll(&mut context) {
+            std::task::Poll::Ready(granted) => Some(granted),
+            std::task::Poll::Pending => None,
+        });
+        let _sent = done.send(granted.map(|granted| granted.map(|guard| guard.is_some())));
+    });
+    let granted = finished
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a grant on a runtime that shut down hung");
+    assert!(matches!(granted, Some(Ok(true))), "{granted:?}");
+}

@@ -83,10 +83,14 @@ impl Leases {
             .watches
             .insert(id, Box::new(Entry { watch, due: None }));
         table.schedule(id, Instant::now(), &shared.wake);
-        if !table.running {
-            table.running = start(&shared);
-        }
+        let starting = !table.running;
+        table.running = true;
+        // Spawned after the table is let go: a runtime that is shutting down drops the task
+        // inside the spawn, and the task's drop takes the table to mark it stopped.
         drop(table);
+        if starting && !start(&shared) {
+            shared.table().running = false;
+        }
         Registration { shared, id }
     }
 }
