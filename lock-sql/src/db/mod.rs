@@ -19,8 +19,7 @@ use crate::TableName;
 use crate::error::SqlError;
 use crate::settings::Settings;
 
-/// A random 128-bit token: an owner token, new for every acquisition, or the id of an
-/// acquisition's waiter entry.
+/// A random 128-bit token: an acquisition's owner token, or its waiter entry's id.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Owner([u8; 16]);
 
@@ -29,9 +28,8 @@ impl Owner {
         Self(rand::random::<u128>().to_be_bytes())
     }
 
-    /// A random token whose first 8 bytes are `service`: a waiter entry's id, from which a
-    /// PostgreSQL release names the channel of the entry's service (see
-    /// [`crate::listener::service_channel`]).
+    /// A random token beginning with the 8 bytes of `service`: a waiter entry's id, which names
+    /// its service's channel to a PostgreSQL release ([`crate::listener::service_channel`]).
     pub(crate) fn in_service(service: u64) -> Self {
         let mut bytes = rand::random::<u128>().to_be_bytes();
         bytes[..8].copy_from_slice(&service.to_be_bytes());
@@ -151,11 +149,9 @@ macro_rules! with_conn {
     };
 }
 
-/// Makes ring the process's TLS provider unless one is chosen already. sqlx picks ring for its
-/// own configurations but asks for the process default when it checks the chain without the
-/// host (`verify-ca`), and a process whose dependencies enable both of rustls' providers (an
-/// application with rustls' defaults, or ZooKeeper's TLS beside us) has no default by itself:
-/// rustls would panic.
+/// Makes ring the process's TLS provider unless one is chosen: sqlx asks for the process default
+/// for `verify-ca`, and a process whose dependencies enable both of rustls' providers (rustls'
+/// defaults, or ZooKeeper's TLS beside us) has none by itself, so rustls would panic.
 fn choose_tls_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Losing a race to another installer leaves a provider in place: that is all we need.
