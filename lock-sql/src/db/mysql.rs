@@ -1,5 +1,5 @@
-//! MySQL and MariaDB: `INSERT ... ON DUPLICATE KEY UPDATE` with conditional assignments, whose
-//! insert id reports the outcome.
+//! MySQL and MariaDB: conditional assignments (`INSERT ... ON DUPLICATE KEY UPDATE` for a row
+//! not seen yet, `UPDATE` for one seen), whose insert id reports the outcome.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -9,16 +9,19 @@ use lock_core::backend::Sending;
 use sqlx::mysql::{MySqlConnectOptions, MySqlDatabaseError};
 use sqlx::pool::PoolConnection;
 
+mod acquire;
 mod admin;
+mod known_rows;
 mod renewals;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::pool::Stash;
 use super::renewals::Renewals;
 use super::waiters::Line;
-use super::{Attempt, Owner, Schema, Waiting, remaining, settle, statement, whole};
+use super::{Owner, Schema, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
+use known_rows::KnownRows;
 use renewals::MyRenewer;
 use std::sync::Arc;
 
@@ -44,12 +47,14 @@ pub(crate) struct MyDb {
     options: MySqlConnectOptions,
     timeout: Duration,
     sql: Statements,
+    known_rows: KnownRows,
 }
 
 #[derive(Debug)]
 struct Statements {
     schema: Schema,
     acquire: sqlx::SqlStr,
+    acquire_row: sqlx::SqlStr,
     acquire_in_line: sqlx::SqlStr,
     release: sqlx::SqlStr,
     wait_mark: sqlx::SqlStr,
@@ -95,6 +100,7 @@ impl MyDb {
                 )
             }),
             acquire: statement(include_str!("../../sql/mysql/acquire.sql"), table, ""),
+            acquire_row: statement(include_str!("../../sql/mysql/acquire_row.sql"), table, ""),
             acquire_in_line: statement(
                 include_str!("../../sql/mysql/acquire_in_line.sql"),
                 table,
@@ -125,6 +131,7 @@ impl MyDb {
             options,
             timeout: config.service.operation_timeout,
             sql,
+            known_rows: KnownRows::default(),
         })
     }
 
@@ -158,42 +165,6 @@ impl MyDb {
                 number(error) == Some(DUPLICATE_COLUMN)
             })
             .await
-    }
-
-    /// The upsert, whose insert id reports the outcome (see `acquire.sql`): one round trip
-    /// while the lock row says no waiter entry can be live. Otherwise, and for a waiting
-    /// acquisition whose entry is placed, `acquire_in_line.sql` decides: it grants only when
-    /// no live entry is ahead of `waiting`'s. Placing and refreshing the entry is
-    /// [`super::Db::acquire`]'s.
-    pub(crate) async fn acquire(
-        &self,
-        conn: &mut PoolConnection<sqlx::MySql>,
-        name: &str,
-        owner: Owner,
-        lease: Duration,
-        label: &str,
-        waiting: Waiting,
-    ) -> Result<Attempt, SqlError> {
-        let grant = Grant {
-            name: name.as_bytes(),
-            token: owner.as_bytes(),
-            lease_us: whole(lease, MICROSECOND),
-            label: label.as_bytes(),
-        };
-        if !waiting.placed {
-            let upsert = grant.bind(self.sql.acquire.clone(), None);
-            let result = timed(self.timeout, upsert.execute(&mut **conn)).await;
-            let attempt = attempt(conn, result)?;
-            if attempt != FREE_BUT_MARKED {
-                return Ok(attempt);
-            }
-        }
-        let upsert = grant.bind(
-            self.sql.acquire_in_line.clone(),
-            Some(waiting.id.as_bytes()),
-        );
-        let result = timed(self.timeout, upsert.execute(&mut **conn)).await;
-        attempt(conn, result)
     }
 
     pub(crate) async fn release(
@@ -300,76 +271,6 @@ impl MyDb {
         let query = sqlx::query(self.sql.sever.clone()).bind(name.as_bytes());
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
         Ok(settle(&mut conn, result)?.rows_affected() > 0)
-    }
-}
-
-/// Set in the acquire statement's insert id when the try was refused; the bits below it hold
-/// the holder's remaining lease in microseconds. A fence is a signed counter: always below it.
-const REFUSED: u64 = 1 << 63;
-
-/// The arguments of an acquire statement.
-struct Grant<'a> {
-    name: &'a [u8],
-    token: &'a [u8],
-    lease_us: i64,
-    label: &'a [u8],
-}
-
-impl<'a> Grant<'a> {
-    /// `sql` with its arguments bound: the row to insert, then for `acquire_in_line.sql` the
-    /// acquisition's waiter entry (`line`) and the name, then the update's.
-    fn bind(&self, sql: sqlx::SqlStr, line: Option<&'a [u8]>) -> MySqlQuery<'a> {
-        let mut query = sqlx::query(sql)
-            .bind(self.name)
-            .bind(self.token)
-            .bind(self.lease_us)
-            .bind(self.label);
-        if let Some(waiter) = line {
-            query = query.bind(waiter).bind(self.name);
-        }
-        query
-            .bind(self.token)
-            .bind(self.token)
-            .bind(self.token)
-            .bind(self.lease_us)
-            .bind(self.token)
-            .bind(self.label)
-            .bind(self.token)
-    }
-}
-
-/// A MySQL statement with its arguments bound.
-type MySqlQuery<'a> = sqlx::query::Query<'a, sqlx::MySql, sqlx::mysql::MySqlArguments>;
-
-/// What `acquire.sql` reports when the lock is free but a waiter entry may be live (and
-/// `acquire_in_line.sql` when the lock is free but others are ahead).
-const FREE_BUT_MARKED: Attempt = Attempt::Held(None);
-
-/// An acquire statement's outcome, from its insert id when it ran.
-fn attempt(
-    conn: &mut PoolConnection<sqlx::MySql>,
-    result: Result<sqlx::mysql::MySqlQueryResult, SqlError>,
-) -> Result<Attempt, SqlError> {
-    match settle(conn, result) {
-        Err(SqlError::Sqlx(error)) if contended(&error) => Ok(Attempt::Contended),
-        Err(error) => Err(error),
-        Ok(done) => outcome(done.last_insert_id()),
-    }
-}
-
-/// The acquire statement's outcome from its insert id: the new fence, or the holder's lease.
-fn outcome(insert_id: u64) -> Result<Attempt, SqlError> {
-    match insert_id {
-        0 => Err(SqlError::Sqlx(sqlx::Error::Protocol(
-            "the acquire statement reported no outcome (insert id 0)".into(),
-        ))),
-        id if id & REFUSED == 0 => Ok(Attempt::Granted(id)),
-        // Free, but others are ahead in line.
-        REFUSED => Ok(Attempt::Held(None)),
-        id => {
-            let left = i64::try_from(id & !REFUSED).unwrap_or(i64::MAX);
-            Ok(Attempt::Held(remaining(Some(left), MICROSECOND)))
-        }
     }
 }
 

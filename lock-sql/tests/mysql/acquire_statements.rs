@@ -1,7 +1,8 @@
-//! MySQL's two acquire statements sent by hand on a scratch table: `acquire.sql`, which never
-//! reads the waiters table, and `acquire_in_line.sql`, which serves the line; in both orders a
-//! server may evaluate `ON DUPLICATE KEY UPDATE` assignments, and with the mark
-//! (`wait_mark.sql`) that hands a free row from the first to the second.
+//! MySQL's acquire statements sent by hand on a scratch table: `acquire.sql`, which never
+//! reads the waiters table, its `UPDATE` twin `acquire_row.sql` for rows that exist, and
+//! `acquire_in_line.sql`, which serves the line; in both orders a server may evaluate
+//! assignments, and with the mark (`wait_mark.sql`) that hands a free row from the first two
+//! to the third.
 
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ type Row = (i64, Token, String, i64);
 struct Scratch {
     table: String,
     acquire: String,
+    row: String,
     in_line: String,
     release: String,
     mark: String,
@@ -45,6 +47,7 @@ impl Scratch {
         }
         Self {
             acquire: fill(include_str!("../../sql/mysql/acquire.sql")),
+            row: fill(include_str!("../../sql/mysql/acquire_row.sql")),
             in_line: fill(include_str!("../../sql/mysql/acquire_in_line.sql")),
             release: fill(include_str!("../../sql/mysql/release.sql")),
             mark: fill(include_str!("../../sql/mysql/wait_mark.sql")),
@@ -88,6 +91,27 @@ impl Scratch {
             .bind(token);
         let done = query.execute(conn).await.expect("acquire statement");
         done.last_insert_id()
+    }
+
+    /// Sends `acquire_row.sql` for owner token `[owner; 16]` labelled `holder-{owner}`: the
+    /// rows it matched and the insert id it reported.
+    async fn take(
+        &self,
+        conn: &mut MySqlConnection,
+        name: &str,
+        (owner, lease_us): (u8, i64),
+    ) -> (u64, u64) {
+        let token = vec![owner; 16];
+        let done = sqlx::query(AssertSqlSafe(self.row.clone()))
+            .bind(token.clone())
+            .bind(lease_us)
+            .bind(format!("holder-{owner}").into_bytes())
+            .bind(name.as_bytes())
+            .bind(token)
+            .execute(conn)
+            .await
+            .expect("acquire_row.sql");
+        (done.rows_affected(), done.last_insert_id())
     }
 
     async fn release(&self, conn: &mut MySqlConnection, name: &str, owner: u8) -> u64 {
@@ -241,6 +265,12 @@ async fn a_row_marked_for_waiters_goes_to_the_first_in_line() {
             .acquire(&mut conn, name, (2, 60_000_000), None)
             .await;
         assert_eq!(newcomer, FREE_BUT_REFUSED, "acquire.sql took a marked row");
+        let newcomer = scratch.take(&mut conn, name, (2, 60_000_000)).await;
+        assert_eq!(
+            newcomer,
+            (0, FREE_BUT_REFUSED),
+            "acquire_row.sql took a marked row"
+        );
         let behind = Some([0xBB_u8; 16]);
         let behind = scratch
             .acquire(&mut conn, name, (3, 60_000_000), behind)
@@ -251,8 +281,8 @@ async fn a_row_marked_for_waiters_goes_to_the_first_in_line() {
         );
         assert_eq!(
             scratch.row(&mut conn, name).await.1,
-            None,
-            "the row was taken"
+            Some(vec![1; 16]),
+            "the row was taken (a release keeps the token, holding nothing)"
         );
         let turn = scratch
             .acquire(&mut conn, name, (4, 60_000_000), Some(first))
@@ -270,6 +300,70 @@ async fn a_row_marked_for_waiters_goes_to_the_first_in_line() {
         assert!(
             after > turn && after < FREE_BUT_REFUSED,
             "refused after the mark passed"
+        );
+        assert_eq!(scratch.release(&mut conn, name, 5).await, 1);
+        let (rows, last) = scratch.take(&mut conn, name, (6, 60_000_000)).await;
+        assert!(
+            rows == 1 && last > after && last < FREE_BUT_REFUSED,
+            "acquire_row.sql refused after the mark passed: {rows} rows, insert id {last}"
+        );
+    }
+}
+
+/// `acquire_row.sql` takes an existing row over exactly when `acquire.sql` would, with the
+/// same fence, label and grant time, in both assignment orders; a refusal matches no row and
+/// reports the lease left; a missing row matches none and reports insert id 0, even right
+/// after a statement that set one on the same connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_row_statement_takes_over_when_the_upsert_would() {
+    for simultaneous in [false, true] {
+        let Some(mut conn) = connect(simultaneous).await else {
+            return;
+        };
+        let scratch = Scratch::new(&mut conn, "row").await;
+        let (name, case) = ("row", format!("simultaneous {simultaneous}"));
+        let other = scratch
+            .acquire(&mut conn, "other", (9, 60_000_000), None)
+            .await;
+        assert!(other > 0 && other < FREE_BUT_REFUSED, "{case}");
+        let missing = scratch.take(&mut conn, name, (1, 300_000)).await;
+        assert_eq!(missing, (0, 0), "a missing row: {case}");
+
+        let first = scratch.acquire(&mut conn, name, (1, 300_000), None).await;
+        let (rows, left) = scratch.take(&mut conn, name, (2, 300_000)).await;
+        let left = left.checked_sub(FREE_BUT_REFUSED);
+        assert!(
+            rows == 0 && left.is_some_and(|left| (1..=300_000).contains(&left)),
+            "a live lease: {rows} rows, {left:?} us left: {case}"
+        );
+        let (fence, holder, label, granted) = scratch.row(&mut conn, name).await;
+        assert_eq!((fence, holder), (first as i64, Some(vec![1; 16])), "{case}");
+
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let (rows, second) = scratch.take(&mut conn, name, (3, 60_000_000)).await;
+        assert!(
+            rows == 1 && second > first,
+            "expired lease not taken over: {case}"
+        );
+        let taken = scratch.row(&mut conn, name).await;
+        assert_eq!(taken.0, second as i64, "another fence reported: {case}");
+        assert_eq!(taken.1, Some(vec![3; 16]), "{case}");
+        assert!(taken.2 == "holder-3" && label == "holder-1", "{case}");
+        assert!(
+            taken.3 > granted,
+            "the takeover kept the old grant time: {case}"
+        );
+
+        assert_eq!(scratch.release(&mut conn, name, 3).await, 1, "{case}");
+        assert_eq!(
+            scratch.release(&mut conn, name, 3).await,
+            0,
+            "released twice: {case}"
+        );
+        let (rows, third) = scratch.take(&mut conn, name, (4, 60_000_000)).await;
+        assert!(
+            rows == 1 && third > second,
+            "released row not taken over: {case}"
         );
     }
 }
