@@ -1,4 +1,5 @@
-//! The floor of distlock's own MySQL/MariaDB statements: lock-sql's `acquire.sql` and
+//! The floor of distlock's own MySQL/MariaDB statements: lock-sql's `acquire.sql` (the
+//! upsert, for a row not seen yet), `acquire_row.sql` (the `UPDATE`, for a row seen) and
 //! `release.sql`, prepared, sent by the simplest client (one connection, one statement each
 //! way) with the arguments an uncontended distlock acquisition sends. It does the same server
 //! work as distlock's pair and nothing else on the client: no pool, no engine, no guard, no
@@ -16,6 +17,8 @@
 //! run.
 
 use async_trait::async_trait;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use lock_sql::sqlx::mysql::{MySql, MySqlArguments, MySqlQueryResult};
@@ -33,6 +36,10 @@ const ENTRY_LIFETIME_US: i64 = 15_000_000;
 #[derive(Debug, Clone)]
 pub struct MySqlStatementFloor {
     floor: StatementFloor<MySqlConnection>,
+    row: SqlStr,
+    /// Whether a statement has reached the lock row, which then exists: as lock-sql, the
+    /// first try sends `acquire_row.sql` from then on.
+    known: Arc<AtomicBool>,
     in_line: SqlStr,
     mark: SqlStr,
     register: SqlStr,
@@ -59,6 +66,8 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
     .await?;
     Ok(MySqlStatementFloor {
         floor,
+        row: statement(include_str!("../../../lock-sql/sql/mysql/acquire_row.sql")),
+        known: Arc::new(AtomicBool::new(false)),
         in_line: statement(include_str!(
             "../../../lock-sql/sql/mysql/acquire_in_line.sql"
         )),
@@ -72,9 +81,10 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
 }
 
 impl MySqlStatementFloor {
-    /// One try for `owner`, whose waiter entry is `waiter`: `acquire.sql` unless the entry is
-    /// `placed`, and `acquire_in_line.sql` when it is or when `acquire.sql` found the lock
-    /// free but marked for waiters. `true` when granted, `false` when the lock was held,
+    /// One try for `owner`, whose waiter entry is `waiter`: unless the entry is `placed`,
+    /// `acquire_row.sql` on a row seen (then `acquire.sql` if it was missing) or `acquire.sql`;
+    /// `acquire_in_line.sql` when the entry is placed or the lock was found free but marked
+    /// for waiters. `true` when granted, `false` when the lock was held,
     /// others were ahead, or the server rolled the statement back for contention (as
     /// lock-sql, a refusal).
     async fn try_once(
@@ -85,8 +95,22 @@ impl MySqlStatementFloor {
     ) -> BenchResult<bool> {
         let name = self.floor.name.as_bytes();
         if !placed {
-            let acquire = bind_acquire(self.floor.acquire.clone(), name, owner, None);
-            match outcome(acquire.execute(&mut *connection).await)? {
+            let mut found = None;
+            if self.known.load(Ordering::Relaxed) {
+                let row = sqlx::query(self.row.clone())
+                    .bind(owner)
+                    .bind(LEASE_US)
+                    .bind(LABEL)
+                    .bind(name)
+                    .bind(owner);
+                found = row_outcome(row.execute(&mut *connection).await)?;
+            }
+            if found.is_none() {
+                let acquire = bind_acquire(self.floor.acquire.clone(), name, owner, None);
+                found = Some(outcome(acquire.execute(&mut *connection).await)?);
+                self.known.store(true, Ordering::Relaxed);
+            }
+            match found.ok_or("no acquire statement ran")? {
                 Outcome::Granted => return Ok(true),
                 Outcome::Refused => return Ok(false),
                 Outcome::FreeButRefused => {}
@@ -189,7 +213,7 @@ fn bind_acquire<'a>(
     owner: &'a [u8],
     line: Option<&'a [u8]>,
 ) -> Query<'a, MySql, MySqlArguments> {
-    let label = b"floor".as_slice();
+    let label = LABEL;
     let mut query = sqlx::query(sql)
         .bind(name)
         .bind(owner)
@@ -207,6 +231,9 @@ fn bind_acquire<'a>(
         .bind(label)
         .bind(owner)
 }
+
+/// The owner label the floor's holds carry.
+const LABEL: &[u8] = b"floor";
 
 /// What an acquire statement reported in its insert id (see lock-sql's `acquire.sql`).
 #[derive(Debug, PartialEq, Eq)]
@@ -229,6 +256,15 @@ fn outcome(attempt: Result<MySqlQueryResult, sqlx::Error>) -> BenchResult<Outcom
         },
         Err(error) if contended(&error) => Ok(Outcome::Refused),
         Err(error) => Err(error.into()),
+    }
+}
+
+/// `acquire_row.sql`'s outcome: `None` when it found no row (it matched none and set no
+/// insert id).
+fn row_outcome(attempt: Result<MySqlQueryResult, sqlx::Error>) -> BenchResult<Option<Outcome>> {
+    match attempt {
+        Ok(done) if done.rows_affected() == 0 && done.last_insert_id() == 0 => Ok(None),
+        attempt => outcome(attempt).map(Some),
     }
 }
 
