@@ -19,46 +19,6 @@ use crate::TableName;
 use crate::error::SqlError;
 use crate::settings::Settings;
 
-/// A random 128-bit token: an acquisition's owner token, or its waiter entry's id.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Owner([u8; 16]);
-
-impl Owner {
-    pub(crate) fn random() -> Self {
-        Self(rand::random::<u128>().to_be_bytes())
-    }
-
-    /// A random token beginning with the 8 bytes of `service`: a waiter entry's id, which names
-    /// its service's channel to a PostgreSQL release ([`crate::listener::service_channel`]).
-    pub(crate) fn in_service(service: u64) -> Self {
-        let mut bytes = rand::random::<u128>().to_be_bytes();
-        bytes[..8].copy_from_slice(&service.to_be_bytes());
-        Self(bytes)
-    }
-
-    pub(crate) fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-
-    /// The token as 32 hex digits, as a claim row stores it.
-    pub(crate) fn to_hex(self) -> String {
-        format!("{:032x}", u128::from_be_bytes(self.0))
-    }
-
-    /// The token from 32 hex digits.
-    pub(crate) fn from_hex(hex: &str) -> Option<Self> {
-        let valid = hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit());
-        let value = u128::from_str_radix(hex, 16).ok().filter(|_| valid)?;
-        Some(Self(value.to_be_bytes()))
-    }
-}
-
-impl std::fmt::Debug for Owner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:032x}", u128::from_be_bytes(self.0))
-    }
-}
-
 /// An acquisition's waiter entry, as its acquire statement sees it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Waiting {
@@ -162,6 +122,9 @@ fn choose_tls_provider() {
 // After the macros, which they use.
 mod admin;
 pub(crate) mod claim_rows;
+#[cfg(feature = "mysql")]
+mod name_set;
+mod owner;
 mod privileges;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod renewals;
@@ -169,6 +132,7 @@ mod schema;
 mod waiters;
 
 pub(crate) use admin::like_prefix;
+pub(crate) use owner::Owner;
 pub(crate) use schema::Schema;
 
 impl Db {

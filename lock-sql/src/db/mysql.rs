@@ -11,17 +11,16 @@ use sqlx::pool::PoolConnection;
 
 mod acquire;
 mod admin;
-mod known_rows;
 mod renewals;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
+use super::name_set::NameSet;
 use super::pool::Stash;
 use super::renewals::Renewals;
 use super::waiters::Line;
 use super::{Owner, Schema, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
-use known_rows::KnownRows;
 use renewals::MyRenewer;
 use std::sync::Arc;
 
@@ -47,7 +46,11 @@ pub(crate) struct MyDb {
     options: MySqlConnectOptions,
     timeout: Duration,
     sql: Statements,
-    known_rows: KnownRows,
+    /// The names whose lock row this service saw exist: distlock never deletes a lock row, so
+    /// a try on one can take the row over with an `UPDATE` (`acquire_row.sql`), which InnoDB
+    /// runs for less than the upsert (`acquire.sql`) a row never seen needs. A row deleted
+    /// behind our back (by an administrator) is found missing by that `UPDATE` and forgotten.
+    known_rows: NameSet,
 }
 
 #[derive(Debug)]
@@ -131,7 +134,7 @@ impl MyDb {
             options,
             timeout: config.service.operation_timeout,
             sql,
-            known_rows: KnownRows::default(),
+            known_rows: NameSet::default(),
         })
     }
 

@@ -1,21 +1,21 @@
-//! The lock rows this service has seen. distlock never deletes a lock row, so a try on a name
-//! seen here can take the row over with an `UPDATE` (`acquire_row.sql`), which InnoDB runs
-//! for less than the upsert (`acquire.sql`) that a row never seen needs. A row deleted behind
-//! our back (by an administrator) is found missing by that `UPDATE` and forgotten here.
+//! A bounded set of lock names, for what a service learned about a name and acts on next time:
+//! MySQL/MariaDB remembers the lock rows it saw exist (a try on one takes the row over with an
+//! `UPDATE`). Only speed depends on it: a name missing or remembered wrongly costs one
+//! statement more, never a wrong outcome.
 
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
 /// At most this many names are remembered: when the set is full it starts over, so a service
-/// that cycles through many more names keeps a few hundred kilobytes at most, and pays one
-/// upsert per name per cycle.
+/// that cycles through many more names keeps a few hundred kilobytes at most, and pays the
+/// statement the set saves once per name per cycle.
 const REMEMBERED: usize = 4096;
 
-/// Names whose lock row this service saw exist.
+/// Lock names this service remembers, up to [`REMEMBERED`] of them.
 #[derive(Debug, Default)]
-pub(super) struct KnownRows(Mutex<HashSet<Box<str>>>);
+pub(super) struct NameSet(Mutex<HashSet<Box<str>>>);
 
-impl KnownRows {
+impl NameSet {
     fn names(&self) -> std::sync::MutexGuard<'_, HashSet<Box<str>>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -24,7 +24,7 @@ impl KnownRows {
         self.names().contains(name)
     }
 
-    /// Remembers that `name`'s row exists.
+    /// Remembers `name`.
     pub(super) fn insert(&self, name: &str) {
         let mut names = self.names();
         if names.contains(name) {
@@ -36,7 +36,7 @@ impl KnownRows {
         names.insert(name.into());
     }
 
-    /// Forgets `name`, whose row was found missing.
+    /// Forgets `name`.
     pub(super) fn forget(&self, name: &str) {
         self.names().remove(name);
     }
@@ -48,7 +48,7 @@ mod tests {
 
     #[test]
     fn names_are_remembered_until_forgotten() {
-        let rows = KnownRows::default();
+        let rows = NameSet::default();
         assert!(!rows.contains("a"));
         rows.insert("a");
         rows.insert("a");
@@ -59,7 +59,7 @@ mod tests {
 
     #[test]
     fn a_full_set_starts_over() {
-        let rows = KnownRows::default();
+        let rows = NameSet::default();
         for index in 0..REMEMBERED {
             rows.insert(&index.to_string());
         }
