@@ -176,6 +176,16 @@ impl SqlLock {
         self.inner().db.renewal_statements()
     }
 
+    /// How many statements this service's releases have sent, on PostgreSQL, where a release
+    /// sends `release_alone.sql` (no waiter expected), `release.sql` (hands the lock to the
+    /// first waiter), or the first and then the second: `[release_alone.sql, release.sql]`;
+    /// `None` elsewhere.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn release_statements(&self) -> Option<[u64; 2]> {
+        self.inner().db.release_statements()
+    }
+
     /// Ends the current hold on `name` behind its holder's back, keeping the fencing counter.
     #[cfg(feature = "testing")]
     #[doc(hidden)]

@@ -9,6 +9,8 @@ mod fairness;
 mod handoff;
 #[path = "postgres/leaving.rs"]
 mod leaving;
+#[path = "postgres/release_choice.rs"]
+mod release_choice;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;

@@ -1,9 +1,10 @@
 //! The floor of distlock's own PostgreSQL statements: lock-sql's `acquire_first.sql` and
-//! `release.sql`, prepared, sent by the simplest client (one connection, one statement each
-//! way) with the arguments an uncontended distlock acquisition sends. It does the same server
-//! work as distlock's pair (the upsert, the probe of the waiters table, the release's
-//! notification) and nothing else on the client: no pool, no engine, no guard, no lease
-//! scheduler. Uncontended only: it never waits.
+//! `release_alone.sql` (the release distlock sends when nobody waited at its last release of
+//! the name), prepared, sent by the simplest client (one connection, one statement each way)
+//! with the arguments an uncontended distlock acquisition sends. It does the same server work
+//! as distlock's pair (the upsert, the probes of the waiters table, the release's notification)
+//! and nothing else on the client: no pool, no engine, no guard, no lease scheduler.
+//! Uncontended only: it never waits.
 
 use async_trait::async_trait;
 use lock_sql::sqlx::{self, PgConnection};
@@ -32,7 +33,7 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<PgStatementFloor> {
         url,
         name,
         include_str!("../../../lock-sql/sql/postgres/acquire_first.sql"),
-        include_str!("../../../lock-sql/sql/postgres/release.sql"),
+        include_str!("../../../lock-sql/sql/postgres/release_alone.sql"),
     )
     .await
 }

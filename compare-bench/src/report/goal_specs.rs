@@ -74,7 +74,8 @@ const ZK_FLOOR: Pick = row("latency", 1, &["create+delete floor"]);
 /// delete.
 const ZK_RECIPE_FLOOR: Pick = row("latency", 1, &["recipe floor"]);
 /// distlock's own PostgreSQL statements from a bare client: the server work of distlock's pair.
-const PG_STATEMENT_FLOOR: Pick = row("latency", 1, &["release.sql floor"]);
+/// Its release was `release.sql` in runs before `release_alone.sql` existed.
+const PG_STATEMENT_FLOOR: Pick = row("latency", 1, &["acquire_first.sql/release"]);
 /// The least a `LISTEN`/`NOTIFY` handoff costs with 32 listening clients.
 const PG_HANDOFF_FLOOR: Pick = row("contention", 32, &["handoff floor"]);
 /// distlock's own MySQL/MariaDB statements from a bare client: the server work of its pair.

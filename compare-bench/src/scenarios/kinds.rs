@@ -58,7 +58,7 @@ impl Kind {
             Kind::PgAdvisory => "pg_advisory_lock".to_owned(),
             Kind::PgFloor => "INSERT/DELETE floor, no polling".to_owned(),
             Kind::PgStatementFloor => {
-                "acquire_first.sql/release.sql floor, one connection".to_owned()
+                "acquire_first.sql/release_alone.sql floor, one connection".to_owned()
             }
             Kind::PgNotifyFloor => "pg_notify handoff floor, a listener per client".to_owned(),
             Kind::ZkFloor => format!(

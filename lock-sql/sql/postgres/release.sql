@@ -9,6 +9,8 @@
 -- grant goes to the channel of the waiter's service alone, `distlock_` and the first 8 bytes
 -- of its entry id in hex, so no other service's listener hears it; the rest go to the
 -- table's channel.
+-- The row that comes back (none when the hold was not ours) says in `waited` whether a waiter
+-- was in line. With none, release_alone.sql does the same for less.
 -- Row locks are taken in the order wait_leave.sql and acquire.sql take them: the lock row
 -- first, then the first entry. An entry whose removal committed meanwhile is passed over for
 -- the next, and one being removed is waited for, so a release never grants or wakes only an
@@ -57,4 +59,4 @@ SELECT name, pg_notify(
          ELSE 'distlock_' || encode(substring(waiter FROM 1 FOR 8), 'hex') END,
     name || COALESCE(chr(10) || encode(waiter, 'hex')
         || CASE WHEN grant_owner IS NULL THEN '' ELSE ' ' || CAST(fence AS TEXT) END, '')
-) FROM released
+), waiter IS NOT NULL AS waited FROM released

@@ -122,7 +122,7 @@ fn choose_tls_provider() {
 // After the macros, which they use.
 mod admin;
 pub(crate) mod claim_rows;
-#[cfg(feature = "mysql")]
+#[cfg(any(feature = "postgres", feature = "mysql"))]
 mod name_set;
 mod owner;
 mod privileges;
@@ -294,6 +294,18 @@ impl Db {
             Db::Postgres(db) => Some(db.renewal_statements()),
             #[cfg(feature = "mysql")]
             Db::MySql(db) => Some(db.renewal_statements()),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
+    /// How many statements releases have sent, where a release picks one of two (PostgreSQL:
+    /// `release_alone.sql`, `release.sql`).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub(crate) fn release_statements(&self) -> Option<[u64; 2]> {
+        match self {
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => Some(db.release_statements()),
             #[allow(unreachable_patterns)]
             _ => None,
         }

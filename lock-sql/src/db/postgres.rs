@@ -13,6 +13,7 @@ mod admin;
 mod renewals;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
+use super::name_set::NameSet;
 use super::pool::Stash;
 use super::renewals::Renewals;
 use super::{Attempt, Owner, Schema, Waiting, fence, remaining, settle, statement, whole};
@@ -21,6 +22,7 @@ use crate::settings::Settings;
 use crate::waiting::ENTRY_LIFETIME;
 use renewals::PgRenewer;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const MICROSECOND: Duration = Duration::from_micros(1);
 
@@ -42,6 +44,12 @@ pub(crate) struct PgDb {
     connect_timeout: Duration,
     timeout: Duration,
     sql: Statements,
+    /// The names whose last release by this service found a waiter in line: their next
+    /// release sends `release.sql` at once rather than trying `release_alone.sql` first.
+    waited_on: NameSet,
+    /// Statements sent by releases: `release_alone.sql`, `release.sql`.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    release_sent: [AtomicU64; 2],
 }
 
 #[derive(Debug)]
@@ -50,6 +58,7 @@ struct Statements {
     acquire: sqlx::SqlStr,
     acquire_first: sqlx::SqlStr,
     release: sqlx::SqlStr,
+    release_alone: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
     inspect: sqlx::SqlStr,
     list: sqlx::SqlStr,
@@ -99,6 +108,11 @@ impl PgDb {
                 "",
             ),
             release: statement(include_str!("../../sql/postgres/release.sql"), table, ""),
+            release_alone: statement(
+                include_str!("../../sql/postgres/release_alone.sql"),
+                table,
+                "",
+            ),
             wait_leave: statement(include_str!("../../sql/postgres/wait_leave.sql"), table, ""),
             inspect: statement(include_str!("../../sql/postgres/inspect.sql"), table, ""),
             list: statement(include_str!("../../sql/postgres/list.sql"), table, ""),
@@ -133,6 +147,8 @@ impl PgDb {
             connect_timeout: config.service.connect_timeout,
             timeout: config.service.operation_timeout,
             sql,
+            waited_on: NameSet::default(),
+            release_sent: Default::default(),
         })
     }
 
@@ -222,18 +238,57 @@ impl PgDb {
         })
     }
 
+    /// Ends our hold of `name`: `release_alone.sql` when no waiter is expected, which costs
+    /// less; `release.sql`, which hands the lock to the first waiter, when one was in line at
+    /// this service's last release of the name, or when `release_alone.sql` found one.
     pub(crate) async fn release(
         &self,
         conn: &mut PoolConnection<sqlx::Postgres>,
         name: &str,
         owner: Owner,
     ) -> Result<bool, SqlError> {
-        let query = sqlx::query(self.sql.release.clone())
+        if !self.waited_on.contains(name) {
+            let alone = self.send_release(conn, &self.sql.release_alone, name, owner, 0);
+            if alone.await?.is_some() {
+                return Ok(true);
+            }
+        }
+        let row = self.send_release(conn, &self.sql.release, name, owner, 1);
+        let Some(row) = row.await? else {
+            return Ok(false);
+        };
+        if row.try_get::<bool, _>("waited")? {
+            self.waited_on.insert(name);
+        } else {
+            self.waited_on.forget(name);
+        }
+        Ok(true)
+    }
+
+    /// Sends the release statement `sql`; its row, if the hold was ours. `kind` counts it.
+    async fn send_release(
+        &self,
+        conn: &mut PoolConnection<sqlx::Postgres>,
+        sql: &sqlx::SqlStr,
+        name: &str,
+        owner: Owner,
+        kind: usize,
+    ) -> Result<Option<sqlx::postgres::PgRow>, SqlError> {
+        self.release_sent[kind].fetch_add(1, Ordering::Relaxed);
+        let query = sqlx::query(sql.clone())
             .bind(name)
             .bind(owner.as_bytes())
             .bind(self.channel.as_str());
         let result = timed(self.timeout, query.fetch_optional(&mut **conn)).await;
-        Ok(settle(conn, result)?.is_some())
+        settle(conn, result)
+    }
+
+    /// How many statements this service's releases sent: `release_alone.sql`, `release.sql`.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub(crate) fn release_statements(&self) -> [u64; 2] {
+        self.release_sent
+            .each_ref()
+            .map(|sent| sent.load(Ordering::Relaxed))
     }
 
     /// How many statements the renewals of this service's holds have taken.
