@@ -1,17 +1,26 @@
 // Apache Curator's InterProcessMutex under the same contention loop as the Rust runner.
 //
-//   java CuratorBench CONNECT PATH SECONDS C1,C2,...
+//   java CuratorBench CONNECT PATH
 //
-// For each client count C: C sessions (own ZooKeeper connections) take the lock PATH-C in a loop
-// for SECONDS. Every critical section passes an in-process overlap detector. Prints, per count:
+// Warms up, then answers one request per line of standard input until it closes, so every
+// request of a scenario runs in the same JVM with its JIT as warm as the Rust systems' code:
+//   SECONDS C1,C2,...
+// For each client count C: C sessions (own ZooKeeper connections) take the lock PATH-R-C (R: the
+// request's number) in a loop for SECONDS. Every critical section passes an in-process overlap
+// detector. Prints, per count:
 //   begin C
 //   s <client> <wait_ns> <pair_ns> <previous client or -1> <gap_ns or -1>   (one per grant)
 //   end C <overlaps> <seconds>
+// and after the last count of the request:
+//   done
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -38,7 +47,6 @@ public class CuratorBench {
     public static void main(String[] args) throws Exception {
         String connect = args[0];
         String path = args[1];
-        double seconds = Double.parseDouble(args[2]);
         CuratorFramework warm = connect(connect);
         InterProcessMutex warmMutex = new InterProcessMutex(warm, path + "-warmup");
         for (int i = 0; i < 300; i++) {
@@ -46,10 +54,17 @@ public class CuratorBench {
             warmMutex.release();
         }
         warm.close();
-        for (String count : args[3].split(",")) {
-            run(connect, path + "-" + count, Integer.parseInt(count), seconds);
+        BufferedReader requests = new BufferedReader(new InputStreamReader(System.in));
+        String request;
+        for (int number = 0; (request = requests.readLine()) != null; number++) {
+            String[] fields = request.trim().split(" ");
+            double seconds = Double.parseDouble(fields[0]);
+            for (String count : fields[1].split(",")) {
+                run(connect, path + "-" + number + "-" + count, Integer.parseInt(count), seconds);
+            }
+            System.out.println("done");
+            System.out.flush();
         }
-        System.out.flush();
     }
 
     static void run(String connect, String path, int clients, double seconds) throws Exception {
@@ -65,6 +80,7 @@ public class CuratorBench {
         List<String> lines = java.util.Collections.synchronizedList(new ArrayList<>());
         long start = System.nanoTime();
         long deadline = start + (long) (seconds * 1e9);
+        AtomicLong lastRelease = new AtomicLong(deadline);
         List<Thread> threads = new ArrayList<>();
         for (int c = 0; c < clients; c++) {
             final int id = c;
@@ -92,6 +108,10 @@ public class CuratorBench {
                         inside.decrementAndGet();
                         mutex.release();
                         long done = System.nanoTime();
+                        if (granted > deadline) {
+                            break; // past the window: not counted (as compare-bench's driver)
+                        }
+                        lastRelease.accumulateAndGet(done, Math::max);
                         lines.add("s " + id + " " + (granted - asked) + " " + (done - asked) + " "
                                 + previous + " " + gap);
                     }
@@ -105,7 +125,8 @@ public class CuratorBench {
         for (Thread thread : threads) {
             thread.join();
         }
-        double elapsed = (System.nanoTime() - start) / 1e9;
+        // The window and the release of the last grant in it.
+        double elapsed = (lastRelease.get() - start) / 1e9;
         StringBuilder out = new StringBuilder();
         out.append("begin ").append(clients).append('\n');
         synchronized (lines) {

@@ -51,7 +51,25 @@ pub struct Outcome {
     pub overlaps: u64,
 }
 
-/// Runs `clients` against each other until `run.duration` has passed.
+impl Outcome {
+    /// Adds a round's outcome to the rounds before it (`into` is `None` before the first):
+    /// the grants of every round, their summed time and overlaps.
+    pub fn merge(into: &mut Option<Self>, round: Self) {
+        match into {
+            None => *into = Some(round),
+            Some(total) => {
+                total.samples.extend(round.samples);
+                total.seconds += round.seconds;
+                total.overlaps += round.overlaps;
+            }
+        }
+    }
+}
+
+/// Runs `clients` against each other until `run.duration` has passed. Only grants made within
+/// that window count, and the run lasts until the last of them is released: a client still
+/// waiting at the deadline finishes its turn uncounted, so neither a barging lock's retry sleep
+/// nor a queue's drain after the deadline lands in one system's time and not another's.
 ///
 /// # Cancel safety
 ///
@@ -70,6 +88,7 @@ pub async fn contend(clients: Vec<Arc<dyn Contender>>, run: Run) -> BenchResult<
         let detector = Arc::clone(&detector);
         tasks.push(tokio::spawn(async move {
             let mut samples = Vec::new();
+            let mut last_release = deadline;
             while Instant::now() < deadline {
                 let asked = Instant::now();
                 let held = client.acquire().await?;
@@ -82,6 +101,10 @@ pub async fn contend(clients: Vec<Arc<dyn Contender>>, run: Run) -> BenchResult<
                 }
                 detector.leave();
                 held.release().await?;
+                if granted > deadline {
+                    break;
+                }
+                last_release = last_release.max(Instant::now());
                 samples.push(Sample {
                     client: id,
                     wait: granted - asked,
@@ -90,16 +113,18 @@ pub async fn contend(clients: Vec<Arc<dyn Contender>>, run: Run) -> BenchResult<
                     gap: entry.gap,
                 });
             }
-            Ok::<_, crate::BenchError>(samples)
+            Ok::<_, crate::BenchError>((samples, last_release))
         }));
     }
-    let mut samples = Vec::new();
+    let (mut samples, mut ended) = (Vec::new(), deadline);
     for task in tasks {
-        samples.extend(task.await??);
+        let (client_samples, last_release) = task.await??;
+        samples.extend(client_samples);
+        ended = ended.max(last_release);
     }
     Ok(Outcome {
         samples,
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: (ended - started).as_secs_f64(),
         overlaps: detector.overlaps(),
     })
 }

@@ -10,6 +10,7 @@ use lock_lab::curator::CuratorProgram;
 
 use crate::BenchResult;
 use crate::contend::Outcome;
+use crate::peers::curator_session::CuratorSession;
 use crate::stats::Sample;
 
 /// The compiled program.
@@ -36,22 +37,17 @@ impl Curator {
         Ok(Self(CuratorProgram::compile(&source)?))
     }
 
-    /// Runs the contention loop for each client count for `seconds` on `hosts` (`host:port`),
-    /// returning one outcome per count.
+    /// Starts `CuratorBench` as a session for locks under `path` on `hosts` (`host:port`); it
+    /// warms up with 300 uncontended pairs before it reads its first request. The session keeps
+    /// the compiled classes for the program's life.
     ///
     /// # Errors
     ///
-    /// The JVM failed or printed something unexpected.
-    pub fn run(
-        &self,
-        hosts: &str,
-        path: &str,
-        seconds: f64,
-        counts: &[usize],
-    ) -> BenchResult<Vec<(usize, Outcome)>> {
-        let counts: Vec<String> = counts.iter().map(usize::to_string).collect();
-        let output = self.output(&[hosts, path, &seconds.to_string(), &counts.join(",")])?;
-        parse_output(&output)
+    /// Java could not be started.
+    pub fn session(self, hosts: &str, path: &str) -> BenchResult<CuratorSession> {
+        let mut command = self.0.command("512m");
+        command.args([hosts, path]);
+        CuratorSession::start(command, self)
     }
 
     /// Runs `CuratorShared`'s loop in `mode` (`semaphore`, `rw`) with `clients` sessions for
@@ -81,7 +77,6 @@ impl Curator {
         Ok(outcome)
     }
 
-    /// The program's standard output with `args`.
     /// `java <program> ARGS...`, to be spawned.
     pub fn command(&self, args: &[&str]) -> std::process::Command {
         let mut command = self.0.command("256m");
@@ -89,6 +84,7 @@ impl Curator {
         command
     }
 
+    /// The program's standard output with `args`.
     fn output(&self, args: &[&str]) -> BenchResult<String> {
         let output = self.0.command("512m").args(args).output()?;
         if !output.status.success() {

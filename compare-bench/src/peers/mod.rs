@@ -1,6 +1,7 @@
 //! Peer lock implementations measured beside distlock on the same servers.
 
 pub mod curator;
+pub mod curator_session;
 pub mod mysql;
 pub mod mysql_statement_floor;
 pub mod pg;

@@ -4,11 +4,9 @@ use std::time::Duration;
 
 use crate::BenchResult;
 use crate::contend::{Outcome, Run, contend};
-use crate::peers::curator::Curator;
 use crate::record::Record;
-use crate::scenarios::latency::curator_system;
+use crate::scenarios::latency::{curator_round, curator_system};
 use crate::scenarios::{Ctx, Kind, ROLE_LIBRARY, clients, fresh_name};
-use crate::servers::host_port;
 use crate::stats::summarize;
 
 /// The scenario id.
@@ -23,7 +21,13 @@ pub fn counts(quick: bool) -> Vec<usize> {
     }
 }
 
-/// Runs every system (of `--backends`) at every client count.
+/// How many rounds a full run splits each point's time into.
+pub const ROUNDS: usize = 4;
+
+/// Runs every system (of `--backends`) at every client count. A full run splits each point's
+/// time into rounds that take turns across the systems and counts, as the latency scenario
+/// does, so a noisy moment on a shared machine is spread over all of them instead of landing
+/// on one system's point: each point merges its rounds' grants.
 ///
 /// # Cancel safety
 ///
@@ -32,39 +36,80 @@ pub fn counts(quick: bool) -> Vec<usize> {
 ///
 /// # Errors
 ///
-/// None of its own: a system that fails is noted as skipped.
+/// None of its own: a system that fails is noted as skipped, and keeps the points it measured.
 pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
-    let seconds = ctx.pick(0.5, 2.0);
-    for kind in ctx.kinds().into_iter().filter(|kind| kind.contends()) {
-        for &count in &counts(ctx.quick) {
-            match measure(ctx, kind, count, seconds).await {
-                Ok(outcome) => ctx.push(
-                    record(&kind.system(), kind.backend(), count, &outcome)
-                        .with("role", kind.role()),
-                ),
-                Err(error) => {
-                    ctx.skip(format!("{ID}: {} x{count}: {error}", kind.system()));
-                    break;
+    let (seconds, rounds) = (ctx.pick(0.5, 2.0), ctx.pick(1, ROUNDS));
+    let per_round = seconds / rounds as f64;
+    let counts = counts(ctx.quick);
+    let kinds: Vec<Kind> = ctx
+        .kinds()
+        .into_iter()
+        .filter(|kind| kind.contends())
+        .collect();
+    // Curator runs on ZooKeeper: left out with the other ZooKeeper systems. Its sweep is the
+    // last row.
+    let with_curator = ctx.wants("zookeeper");
+    let mut curator = None;
+    let mut sweeps: Vec<Sweep> = (0..=kinds.len())
+        .map(|_| Sweep::new(counts.len()))
+        .collect();
+    for _ in 0..rounds {
+        for (point, &count) in counts.iter().enumerate() {
+            for (index, kind) in kinds.iter().enumerate() {
+                let sweep = &mut sweeps[index];
+                if sweep.failed.is_some() {
+                    continue;
+                }
+                match measure(ctx, *kind, count, per_round).await {
+                    Ok(outcome) => Outcome::merge(&mut sweep.points[point], outcome),
+                    Err(error) => sweep.failed = Some(format!("x{count}: {error}")),
                 }
             }
         }
-    }
-    // Curator runs on ZooKeeper: left out with the other ZooKeeper systems.
-    if !ctx.wants("zookeeper") {
-        return Ok(());
-    }
-    match curator(ctx, seconds) {
-        Ok(results) => {
-            for (count, outcome) in results {
-                ctx.push(
-                    record(&curator_system(), "zookeeper", count, &outcome)
-                        .with("role", ROLE_LIBRARY),
-                );
+        let sweep = &mut sweeps[kinds.len()];
+        if with_curator && sweep.failed.is_none() {
+            match curator_round(ctx, &mut curator, ID, (per_round, &counts)) {
+                Ok(results) => {
+                    for (count, outcome) in results {
+                        if let Some(point) = counts.iter().position(|&c| c == count) {
+                            Outcome::merge(&mut sweep.points[point], outcome);
+                        }
+                    }
+                }
+                Err(error) => sweep.failed = Some(error.to_string()),
             }
         }
-        Err(error) => ctx.skip(format!("{ID}: Curator: {error}")),
+    }
+    let systems = kinds
+        .iter()
+        .map(|kind| (kind.system(), kind.backend(), kind.role()))
+        .chain([(curator_system(), "zookeeper", ROLE_LIBRARY)]);
+    for ((system, backend, role), sweep) in systems.zip(sweeps) {
+        if let Some(error) = sweep.failed {
+            ctx.skip(format!("{ID}: {system}: {error}"));
+        }
+        for (&count, outcome) in counts.iter().zip(sweep.points) {
+            if let Some(outcome) = outcome {
+                ctx.push(record(&system, backend, count, &outcome).with("role", role));
+            }
+        }
     }
     Ok(())
+}
+
+/// One system's sweep: its merged outcome at each count, and why it stopped, if it did.
+struct Sweep {
+    points: Vec<Option<Outcome>>,
+    failed: Option<String>,
+}
+
+impl Sweep {
+    fn new(points: usize) -> Self {
+        Self {
+            points: (0..points).map(|_| None).collect(),
+            failed: None,
+        }
+    }
 }
 
 async fn measure(ctx: &Ctx, kind: Kind, count: usize, seconds: f64) -> BenchResult<Outcome> {
@@ -75,18 +120,6 @@ async fn measure(ctx: &Ctx, kind: Kind, count: usize, seconds: f64) -> BenchResu
         hold: Duration::ZERO,
     };
     contend(opened, run).await
-}
-
-fn curator(ctx: &Ctx, seconds: f64) -> BenchResult<Vec<(usize, Outcome)>> {
-    let program = Curator::compile()?;
-    let (host, port) = host_port(&ctx.servers.zookeeper).ok_or("no ZooKeeper port")?;
-    let path = format!("/curator-bench/{}", fresh_name(ID).replace('/', "-"));
-    program.run(
-        &format!("{host}:{port}"),
-        &path,
-        seconds,
-        &counts(ctx.quick),
-    )
 }
 
 /// The contention record: p50/p99/max are acquire waits.

@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::BenchResult;
 use crate::contend::{Outcome, Run, contend};
 use crate::peers::curator::Curator;
+use crate::peers::curator_session::CuratorSession;
 use crate::record::Record;
 use crate::scenarios::{Ctx, Kind, ROLE_LIBRARY, client, fresh_name};
 use crate::servers::host_port;
@@ -39,6 +40,7 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
         .collect();
     // Curator runs on ZooKeeper: left out with the other ZooKeeper systems.
     let with_curator = ctx.wants("zookeeper");
+    let mut curator = None;
     let mut merged: Vec<Option<Outcome>> = (0..=kinds.len()).map(|_| None).collect();
     let mut failed: Vec<Option<String>> = vec![None; kinds.len() + 1];
     for _ in 0..rounds {
@@ -47,13 +49,15 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
                 continue;
             }
             match measure(ctx, *kind, per_round).await {
-                Ok(outcome) => merge(&mut merged[index], outcome),
+                Ok(outcome) => Outcome::merge(&mut merged[index], outcome),
                 Err(error) => failed[index] = Some(error.to_string()),
             }
         }
         if with_curator && failed[kinds.len()].is_none() {
-            match curator(ctx, per_round) {
-                Ok((_, outcome)) => merge(&mut merged[kinds.len()], outcome),
+            let round = curator_round(ctx, &mut curator, ID, (per_round, &[1]));
+            match round.map(|mut outcomes| outcomes.pop()) {
+                Ok(Some((_, outcome))) => Outcome::merge(&mut merged[kinds.len()], outcome),
+                Ok(None) => failed[kinds.len()] = Some("Curator printed no result".to_owned()),
                 Err(error) => failed[kinds.len()] = Some(error.to_string()),
             }
         }
@@ -74,18 +78,6 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     Ok(())
 }
 
-/// Adds a round's outcome to the ones before it.
-fn merge(into: &mut Option<Outcome>, round: Outcome) {
-    match into {
-        None => *into = Some(round),
-        Some(total) => {
-            total.samples.extend(round.samples);
-            total.seconds += round.seconds;
-            total.overlaps += round.overlaps;
-        }
-    }
-}
-
 async fn measure(ctx: &Ctx, kind: Kind, seconds: f64) -> BenchResult<Outcome> {
     let name = fresh_name(ID);
     let lock = client(kind, &ctx.servers, &name).await?;
@@ -100,18 +92,28 @@ async fn measure(ctx: &Ctx, kind: Kind, seconds: f64) -> BenchResult<Outcome> {
     contend(vec![lock], run).await
 }
 
-/// Curator with one client, `(system label, outcome)`.
+/// One round of Curator's loop at each of `counts` for `seconds`, in `session`: the program
+/// of the scenario `scenario`, started by its first round and kept for the next ones.
 ///
 /// # Errors
 ///
-/// As [`Curator::compile`] and [`Curator::run`].
-pub fn curator(ctx: &Ctx, seconds: f64) -> BenchResult<(String, Outcome)> {
-    let program = Curator::compile()?;
-    let (host, port) = host_port(&ctx.servers.zookeeper).ok_or("no ZooKeeper port")?;
-    let path = format!("/curator-bench/{}", fresh_name(ID).replace('/', "-"));
-    let mut results = program.run(&format!("{host}:{port}"), &path, seconds, &[1])?;
-    let (_, outcome) = results.pop().ok_or("Curator printed no result")?;
-    Ok((curator_system(), outcome))
+/// As [`Curator::compile`], [`Curator::session`] and [`CuratorSession::run`].
+pub fn curator_round(
+    ctx: &Ctx,
+    session: &mut Option<CuratorSession>,
+    scenario: &str,
+    (seconds, counts): (f64, &[usize]),
+) -> BenchResult<Vec<(usize, Outcome)>> {
+    let running = match session {
+        Some(running) => running,
+        None => {
+            let program = Curator::compile()?;
+            let (host, port) = host_port(&ctx.servers.zookeeper).ok_or("no ZooKeeper port")?;
+            let path = format!("/curator-bench/{}", fresh_name(scenario).replace('/', "-"));
+            session.insert(program.session(&format!("{host}:{port}"), &path)?)
+        }
+    };
+    running.run(seconds, counts)
 }
 
 /// Curator's `system` label.

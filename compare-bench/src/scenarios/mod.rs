@@ -229,6 +229,7 @@ pub fn parameters(quick: bool) -> serde_json::Value {
         "latency_warmup_seconds": 0.7,
         "latency_rounds": pick(1.into(), 3.into()),
         "contention_seconds_per_point": pick(0.5.into(), 2.0.into()),
+        "contention_rounds": pick(1.into(), contention::ROUNDS.into()),
         "contention_clients": contention::counts(quick),
         "critical_section": "one scheduler yield (herd: 1 ms sleep)",
         "waiting_waiters": pick(8.into(), 16.into()),
