@@ -4,9 +4,9 @@
 //
 // Warms up, then answers one request per line of standard input until it closes, so every
 // request of a scenario runs in the same JVM with its JIT as warm as the Rust systems' code:
-//   SECONDS C1,C2,...
+//   SECONDS C1,C2,... WARMUP
 // For each client count C: C sessions (own ZooKeeper connections) take the lock PATH-R-C (R: the
-// request's number) in a loop for SECONDS. Every critical section passes an in-process overlap
+// request's number) in a loop for WARMUP seconds, uncounted, then for SECONDS. Every critical section passes an in-process overlap
 // detector. Prints, per count:
 //   begin C
 //   s <client> <wait_ns> <pair_ns> <previous client or -1> <gap_ns or -1>   (one per grant)
@@ -59,15 +59,18 @@ public class CuratorBench {
         for (int number = 0; (request = requests.readLine()) != null; number++) {
             String[] fields = request.trim().split(" ");
             double seconds = Double.parseDouble(fields[0]);
+            double warmup = Double.parseDouble(fields[2]);
             for (String count : fields[1].split(",")) {
-                run(connect, path + "-" + number + "-" + count, Integer.parseInt(count), seconds);
+                run(connect, path + "-" + number + "-" + count, Integer.parseInt(count),
+                        warmup, seconds);
             }
             System.out.println("done");
             System.out.flush();
         }
     }
 
-    static void run(String connect, String path, int clients, double seconds) throws Exception {
+    static void run(String connect, String path, int clients, double warmup, double seconds)
+            throws Exception {
         List<CuratorFramework> sessions = new ArrayList<>();
         for (int i = 0; i < clients; i++) {
             sessions.add(connect(connect));
@@ -78,7 +81,7 @@ public class CuratorBench {
             lastLeft = -1;
         }
         List<String> lines = java.util.Collections.synchronizedList(new ArrayList<>());
-        long start = System.nanoTime();
+        long start = System.nanoTime() + (long) (warmup * 1e9);
         long deadline = start + (long) (seconds * 1e9);
         AtomicLong lastRelease = new AtomicLong(deadline);
         List<Thread> threads = new ArrayList<>();
@@ -110,6 +113,9 @@ public class CuratorBench {
                         long done = System.nanoTime();
                         if (granted > deadline) {
                             break; // past the window: not counted (as compare-bench's driver)
+                        }
+                        if (granted < start) {
+                            continue; // the warm-up
                         }
                         lastRelease.accumulateAndGet(done, Math::max);
                         lines.add("s " + id + " " + (granted - asked) + " " + (done - asked) + " "

@@ -80,8 +80,27 @@ impl Outcome {
 ///
 /// The first client error (the run stops counting it).
 pub async fn contend(clients: Vec<Arc<dyn Contender>>, run: Run) -> BenchResult<Outcome> {
+    contend_warmed(clients, Duration::ZERO, run).await
+}
+
+/// As [`contend`], with the clients running `warmup` before the window opens: grants before it
+/// are not counted, so opening a client's connections and forming the first queue fall outside
+/// the timed window.
+///
+/// # Cancel safety
+///
+/// As [`contend`].
+///
+/// # Errors
+///
+/// As [`contend`].
+pub async fn contend_warmed(
+    clients: Vec<Arc<dyn Contender>>,
+    warmup: Duration,
+    run: Run,
+) -> BenchResult<Outcome> {
     let detector = Arc::new(OverlapDetector::new());
-    let started = Instant::now();
+    let started = Instant::now() + warmup;
     let deadline = started + run.duration;
     let mut tasks = Vec::new();
     for (id, client) in clients.into_iter().enumerate() {
@@ -103,6 +122,9 @@ pub async fn contend(clients: Vec<Arc<dyn Contender>>, run: Run) -> BenchResult<
                 held.release().await?;
                 if granted > deadline {
                     break;
+                }
+                if granted < started {
+                    continue;
                 }
                 last_release = last_release.max(Instant::now());
                 samples.push(Sample {

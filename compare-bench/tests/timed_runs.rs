@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use compare_bench::BenchResult;
-use compare_bench::contend::{Contender, Held, Run, contend};
+use compare_bench::contend::{Contender, Held, Run, contend, contend_warmed};
 use compare_bench::peers::curator::Curator;
 use lock_testkit::servers::ZkServer;
 use lock_testkit::{ServerError, require};
@@ -61,6 +61,28 @@ async fn a_grant_after_the_deadline_is_neither_counted_nor_timed() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_in_the_warm_up_is_not_counted() {
+    let client = Arc::new(SlowAfterFirst {
+        acquired: AtomicUsize::new(0),
+        later: Duration::from_millis(200),
+    });
+    // Grants at 0 ms (warm-up), 200 ms (in the window) and 400 ms (past it).
+    let run = Run {
+        duration: Duration::from_millis(250),
+        hold: Duration::ZERO,
+    };
+    let warmup = Duration::from_millis(100);
+    let outcome = contend_warmed(vec![client as Arc<dyn Contender>], warmup, run)
+        .await
+        .expect("run");
+    assert_eq!(
+        outcome.samples.len(),
+        1,
+        "grants of the warm-up or past the window were counted"
+    );
+}
+
 /// One JVM answers every round, at every count asked.
 #[test]
 fn one_curator_session_answers_every_round() {
@@ -75,7 +97,9 @@ fn one_curator_session_answers_every_round() {
         .session(&server.connect_string(), &path)
         .expect("the program starts");
     for round in 0..2 {
-        let outcomes = session.run(0.3, &[1, 2]).expect("the round is answered");
+        let outcomes = session
+            .run((0.1, 0.3), &[1, 2])
+            .expect("the round is answered");
         let counts: Vec<usize> = outcomes.iter().map(|(count, _)| *count).collect();
         assert_eq!(
             counts,

@@ -41,20 +41,24 @@ impl CuratorSession {
         })
     }
 
-    /// Runs the contention loop for `seconds` at each client count of `counts`, one outcome
-    /// per count.
+    /// Runs the contention loop at each client count of `counts`, uncounted for `warmup`, then
+    /// for `seconds`: one outcome per count.
     ///
     /// # Errors
     ///
     /// The program ended before it answered (its error is on the benchmark's standard error),
     /// or printed something unexpected.
-    pub fn run(&mut self, seconds: f64, counts: &[usize]) -> BenchResult<Vec<(usize, Outcome)>> {
+    pub fn run(
+        &mut self,
+        (warmup, seconds): (f64, f64),
+        counts: &[usize],
+    ) -> BenchResult<Vec<(usize, Outcome)>> {
         let counts: Vec<String> = counts.iter().map(usize::to_string).collect();
         let requests = self
             .requests
             .as_mut()
             .ok_or("the Curator program's input is closed")?;
-        writeln!(requests, "{seconds} {}", counts.join(","))?;
+        writeln!(requests, "{seconds} {} {warmup}", counts.join(","))?;
         requests.flush()?;
         let mut answer = String::new();
         loop {

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::BenchResult;
-use crate::contend::{Outcome, Run, contend};
+use crate::contend::{Outcome, Run, contend_warmed};
 use crate::record::Record;
 use crate::scenarios::latency::{curator_round, curator_system};
 use crate::scenarios::{Ctx, Kind, ROLE_LIBRARY, clients, fresh_name};
@@ -23,6 +23,10 @@ pub fn counts(quick: bool) -> Vec<usize> {
 
 /// How many rounds a full run splits each point's time into.
 pub const ROUNDS: usize = 4;
+
+/// How long each round's clients contend before its window opens: their connections, the
+/// first queue and the servers' caches settle outside the timed window.
+pub const WARMUP: Duration = Duration::from_millis(250);
 
 /// Runs every system (of `--backends`) at every client count. A full run splits each point's
 /// time into rounds that take turns across the systems and counts, as the latency scenario
@@ -68,7 +72,12 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
         }
         let sweep = &mut sweeps[kinds.len()];
         if with_curator && sweep.failed.is_none() {
-            match curator_round(ctx, &mut curator, ID, (per_round, &counts)) {
+            match curator_round(
+                ctx,
+                &mut curator,
+                ID,
+                (WARMUP.as_secs_f64(), per_round, &counts),
+            ) {
                 Ok(results) => {
                     for (count, outcome) in results {
                         if let Some(point) = counts.iter().position(|&c| c == count) {
@@ -119,7 +128,7 @@ async fn measure(ctx: &Ctx, kind: Kind, count: usize, seconds: f64) -> BenchResu
         duration: Duration::from_secs_f64(seconds),
         hold: Duration::ZERO,
     };
-    contend(opened, run).await
+    contend_warmed(opened, WARMUP, run).await
 }
 
 /// The contention record: p50/p99/max are acquire waits.

@@ -54,7 +54,7 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
             }
         }
         if with_curator && failed[kinds.len()].is_none() {
-            let round = curator_round(ctx, &mut curator, ID, (per_round, &[1]));
+            let round = curator_round(ctx, &mut curator, ID, (0.0, per_round, &[1]));
             match round.map(|mut outcomes| outcomes.pop()) {
                 Ok(Some((_, outcome))) => Outcome::merge(&mut merged[kinds.len()], outcome),
                 Ok(None) => failed[kinds.len()] = Some("Curator printed no result".to_owned()),
@@ -92,7 +92,8 @@ async fn measure(ctx: &Ctx, kind: Kind, seconds: f64) -> BenchResult<Outcome> {
     contend(vec![lock], run).await
 }
 
-/// One round of Curator's loop at each of `counts` for `seconds`, in `session`: the program
+/// One round of Curator's loop at each of `counts`, uncounted for `warmup` seconds and then for
+/// `seconds`, in `session`: the program
 /// of the scenario `scenario`, started by its first round and kept for the next ones.
 ///
 /// # Errors
@@ -102,7 +103,7 @@ pub fn curator_round(
     ctx: &Ctx,
     session: &mut Option<CuratorSession>,
     scenario: &str,
-    (seconds, counts): (f64, &[usize]),
+    (warmup, seconds, counts): (f64, f64, &[usize]),
 ) -> BenchResult<Vec<(usize, Outcome)>> {
     let running = match session {
         Some(running) => running,
@@ -113,7 +114,7 @@ pub fn curator_round(
             session.insert(program.session(&format!("{host}:{port}"), &path)?)
         }
     };
-    running.run(seconds, counts)
+    running.run((warmup, seconds), counts)
 }
 
 /// Curator's `system` label.

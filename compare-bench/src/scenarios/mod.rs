@@ -230,6 +230,7 @@ pub fn parameters(quick: bool) -> serde_json::Value {
         "latency_rounds": pick(1.into(), 3.into()),
         "contention_seconds_per_point": pick(0.5.into(), 2.0.into()),
         "contention_rounds": pick(1.into(), contention::ROUNDS.into()),
+        "contention_warmup_seconds": contention::WARMUP.as_secs_f64(),
         "contention_clients": contention::counts(quick),
         "critical_section": "one scheduler yield (herd: 1 ms sleep)",
         "waiting_waiters": pick(8.into(), 16.into()),
