@@ -65,11 +65,12 @@ async fn a_grant_after_the_deadline_is_neither_counted_nor_timed() {
 async fn a_grant_in_the_warm_up_is_not_counted() {
     let client = Arc::new(SlowAfterFirst {
         acquired: AtomicUsize::new(0),
-        later: Duration::from_millis(200),
+        later: Duration::from_millis(400),
     });
-    // Grants at 0 ms (warm-up), 200 ms (in the window) and 400 ms (past it).
+    // Grants at 0 ms (warm-up), 400 ms (in the window, with 300 ms to spare on a loaded
+    // machine) and 800 ms (past it).
     let run = Run {
-        duration: Duration::from_millis(250),
+        duration: Duration::from_millis(600),
         hold: Duration::ZERO,
     };
     let warmup = Duration::from_millis(100);
