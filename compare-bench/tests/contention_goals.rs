@@ -193,3 +193,53 @@ fn mysql_contention_misses_are_explained_by_the_polling_statement_floor() {
         "{pairs:?}"
     );
 }
+
+/// ZooKeeper's 32-client goal is explained by the recipe floor of the same sweep: 32 bare
+/// sessions doing a queue recipe's server work, not by the uncontended create+delete floor.
+#[test]
+fn zookeeper_contention_misses_are_explained_by_the_recipe_queue_floor() {
+    let ours = Kind::Distlock("zookeeper").system();
+    let records = vec![
+        throughput("contention", ours, "zookeeper", 32, 850.0, 0.0),
+        throughput(
+            "contention",
+            "Curator InterProcessMutex 5.0".to_owned(),
+            "zookeeper",
+            32,
+            800.0,
+            0.0,
+        ),
+        throughput(
+            "contention",
+            Kind::ZkRecipeFloor.system(),
+            "zookeeper",
+            32,
+            1000.0,
+            0.0,
+        ),
+        throughput(
+            "latency",
+            Kind::ZkFloor.system(),
+            "zookeeper",
+            1,
+            3000.0,
+            0.0,
+        ),
+    ];
+    assert!(Kind::ZkRecipeFloor.contends() && Kind::ZkRecipeFloor.uncontended());
+    let goals = goals(&records);
+    let pairs = goals
+        .iter()
+        .find(|g| g.goal.starts_with("ZooKeeper 32 clients"))
+        .expect("the 32-client goal");
+    assert_eq!(pairs.met, Some(false), "{pairs:?}");
+    // The floor reaches 1000 / 800 = 1.25 of Curator, below the goal's 1.5; distlock is at
+    // 850 / 1000 = 0.85 of the floor.
+    assert!(
+        pairs.why.contains(&Kind::ZkRecipeFloor.system())
+            && pairs.why.contains("at 32 clients")
+            && pairs.why.contains("x0.85 of it")
+            && pairs.why.contains("reaches only x1.25 of the peer"),
+        "{pairs:?}"
+    );
+}

@@ -1,13 +1,17 @@
-//! The ZooKeeper recipe floor: the server work every queue-based lock recipe does per pair
-//! (Curator's `InterProcessMutex` and distlock's alike) from a plain `zookeeper-client`
-//! session: create an ephemeral sequential node carrying an owner label, list the parent to
-//! learn the node's place (sent right behind the create, so one round trip for both), delete
-//! the node. No engine, no guard, no session bookkeeping. Beside the create+delete floor, it
-//! shows what learning one's place in the queue costs the server. Uncontended only: it never
-//! waits, and fails if another node is ahead of its own.
+//! The ZooKeeper recipe floor: the server work of a queue-based lock recipe (Curator's
+//! `InterProcessMutex` and distlock's alike) from a plain `zookeeper-client` session, with no
+//! engine, guard or session bookkeeping around it.
+//!
+//! Per pair: create an ephemeral sequential node carrying an owner label and list the parent
+//! to learn the node's place (sent right behind the create, so one round trip for both); when
+//! a node is ahead, read the one just ahead with a watch and wait for the watch; delete the node
+//! to release. When the watched node was the only one ahead, its deletion makes ours the
+//! lowest (sequence numbers only grow), so it holds without listing again, as distlock's waiter
+//! does; otherwise it lists again. Uncontended, it shows what learning one's place costs beside
+//! the create+delete floor; contended, it is the least server work of a handoff in a queue.
 
 use async_trait::async_trait;
-use zookeeper_client::{Acls, Client, CreateMode};
+use zookeeper_client::{Acls, Client, CreateMode, EventType};
 
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
@@ -41,6 +45,32 @@ impl ZkRecipeFloor {
             parent: parent.to_owned(),
         })
     }
+
+    /// Waits until `ours` is the lowest node, starting from the listing `children`.
+    async fn wait_first(&self, ours: &str, mut children: Vec<String>) -> BenchResult<()> {
+        loop {
+            let ahead = children.iter().filter(|child| child.as_str() < ours);
+            let (count, predecessor) = ahead.fold((0, None), |(count, last), child| {
+                (count + 1, last.max(Some(child)))
+            });
+            let Some(predecessor) = predecessor else {
+                return Ok(());
+            };
+            let path = format!("{}/{predecessor}", self.parent);
+            match self.client.get_and_watch_data(&path).await {
+                Ok((_, _, watcher)) => {
+                    let event = watcher.changed().await;
+                    if count == 1 && event.event_type == EventType::NodeDeleted {
+                        return Ok(());
+                    }
+                }
+                // Gone between the listing and the read: list again.
+                Err(zookeeper_client::Error::NoNode) => {}
+                Err(error) => return Err(error.into()),
+            }
+            children = self.client.list_children(&self.parent).await?;
+        }
+    }
 }
 
 struct RecipeHeld {
@@ -58,10 +88,8 @@ impl Contender for ZkRecipeFloor {
         let listing = self.client.list_children(&self.parent);
         let (_, sequence) = creating.await?;
         let children = listing.await?;
-        let ours = format!("lock-{sequence}");
-        if children.iter().any(|child| *child < ours) {
-            return Err("the recipe floor's node was not first: it runs uncontended only".into());
-        }
+        self.wait_first(&format!("lock-{sequence}"), children)
+            .await?;
         Ok(Box::new(RecipeHeld {
             client: self.client.clone(),
             path: format!("{base}{sequence}"),

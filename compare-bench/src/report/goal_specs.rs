@@ -73,6 +73,9 @@ const ZK_FLOOR: Pick = row("latency", 1, &["create+delete floor"]);
 /// A queue recipe's server work from a bare session: the create, the listing behind it, the
 /// delete.
 const ZK_RECIPE_FLOOR: Pick = row("latency", 1, &["recipe floor"]);
+/// The same recipe from 32 bare sessions, each watching the node ahead of its own: the server
+/// work of a queue's handoffs (a delete, its watch event, the next create and listing).
+const ZK_RECIPE_QUEUE_FLOOR: Pick = row("contention", 32, &["recipe floor"]);
 /// distlock's own PostgreSQL statements from a bare client: the server work of distlock's pair.
 /// Its release was `release.sql` in runs before `release_alone.sql` existed.
 const PG_STATEMENT_FLOOR: Pick = row("latency", 1, &["acquire_first.sql/release"]);
@@ -202,7 +205,7 @@ pub const SPECS: [Spec; 21] = [
         (OURS_32, row("contention", 32, &["curator"])),
         PAIRS,
         1.5,
-        ZK_FLOOR,
+        ZK_RECIPE_QUEUE_FLOOR,
     ),
     versus(
         "postgres",

@@ -34,7 +34,7 @@ pub enum Kind {
     /// The ZooKeeper floor: create an ephemeral node and delete it, uncontended only.
     ZkFloor,
     /// The ZooKeeper recipe floor: create an ephemeral sequential node, list the parent in the
-    /// same round trip, delete the node; uncontended only.
+    /// same round trip, watch the node ahead while there is one, delete the node.
     ZkRecipeFloor,
     /// MySQL/MariaDB `GET_LOCK` and `RELEASE_LOCK`.
     MySqlGetLock,
@@ -100,10 +100,7 @@ impl Kind {
 
     /// Whether it takes part in the contention sweep: the uncontended floors cannot wait.
     pub fn contends(self) -> bool {
-        !matches!(
-            self,
-            Kind::PgFloor | Kind::PgStatementFloor | Kind::ZkFloor | Kind::ZkRecipeFloor
-        )
+        !matches!(self, Kind::PgFloor | Kind::PgStatementFloor | Kind::ZkFloor)
     }
 
     /// Whether it takes part in the uncontended latency scenario: the handoff floor does
