@@ -98,21 +98,38 @@ pub fn zk_packets(url: &str) -> BenchResult<u64> {
     Ok(mntr_number(&zk_mntr(url)?, "zk_packets_received") as u64)
 }
 
-/// PostgreSQL transactions (commits + rollbacks) of the URL's database, from `pg_stat_database`.
-/// Backends flush these counters about once a second, so read them over windows of seconds.
+/// The settings the benchmark's PostgreSQL server starts with so that [`pg_statements`] can
+/// count: `pg_stat_statements` loaded, with room for every distinct statement text of a run
+/// (each service's `LISTEN` names its own channel), so no entry is evicted and no count lost.
+pub const PG_COUNTING_SETTINGS: [&str; 2] = [
+    "shared_preload_libraries=pg_stat_statements",
+    "pg_stat_statements.max=100000",
+];
+
+/// Top-level statements PostgreSQL has finished in the URL's database, from
+/// `pg_stat_statements` (the counter's own statements left out). They count as each statement
+/// finishes. `pg_stat_database`'s transaction counts do not: a backend publishes them at most
+/// once a second and, once idle, only after 10 s or when it exits, so over a window of seconds
+/// they land in a later window.
 ///
 /// # Cancel safety
 ///
-/// Cancel safe: it only reads, and dropping it closes its connection.
+/// Cancel safe: it only reads (creating the extension's view once), and dropping it closes its
+/// connection.
 ///
 /// # Errors
 ///
-/// The connection's or query's error.
-pub async fn pg_transactions(url: &str) -> BenchResult<u64> {
+/// The connection's or query's error; on a server that did not preload `pg_stat_statements`
+/// (see [`PG_COUNTING_SETTINGS`]), the query's error says so.
+pub async fn pg_statements(url: &str) -> BenchResult<u64> {
     let mut connection = sqlx::PgConnection::connect(url).await?;
+    sqlx::query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        .execute(&mut connection)
+        .await?;
     let row = sqlx::query(
-        "SELECT (xact_commit + xact_rollback)::bigint FROM pg_stat_database \
-         WHERE datname = current_database()",
+        "SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements \
+         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+         AND query NOT LIKE '%pg_stat_statements%'",
     )
     .fetch_one(&mut connection)
     .await?;

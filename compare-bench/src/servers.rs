@@ -65,7 +65,11 @@ impl Servers {
     pub fn start() -> BenchResult<Self> {
         let (redis_server, redis) = start("REDIS", RedisServer::start, RedisServer::url)?;
         let (zk_server, zookeeper) = start("ZOOKEEPER", ZkServer::start, ZkServer::url)?;
-        let (pg_server, postgres) = start("POSTGRES", PostgresServer::start, PostgresServer::url)?;
+        let (pg_server, postgres) = start(
+            "POSTGRES",
+            || PostgresServer::start_with_settings(&crate::counters::PG_COUNTING_SETTINGS),
+            PostgresServer::url,
+        )?;
         let (my_server, mysql) = start("MYSQL", MariaDbServer::start, MariaDbServer::url)?;
         let dir = tempfile::tempdir()?;
         let sqlite = format!("sqlite://{}", dir.path().join("locks.db").display());

@@ -29,7 +29,7 @@ pub fn kinds() -> Vec<Kind> {
 }
 
 /// Requests the server of `backend` has served so far (the unit differs per server: Redis
-/// commands, ZooKeeper packets, PostgreSQL transactions, MariaDB statements).
+/// commands, ZooKeeper packets, PostgreSQL statements, MariaDB statements).
 ///
 /// # Cancel safety
 ///
@@ -67,7 +67,7 @@ pub async fn server_counter(servers: &Servers, backend: &str) -> BenchResult<u64
     match backend {
         "redis" => counters::redis_commands(&servers.redis).await,
         "zookeeper" => counters::zk_packets(&servers.zookeeper),
-        "postgres" => counters::pg_transactions(&servers.postgres).await,
+        "postgres" => counters::pg_statements(&servers.postgres).await,
         "mysql" => counters::mysql_questions(&servers.mysql).await,
         other => Err(format!("no request counter for {other}").into()),
     }
@@ -78,7 +78,7 @@ pub fn request_unit(backend: &str) -> &'static str {
     match backend {
         "redis" => "client commands (MONITOR)",
         "zookeeper" => "packets received (mntr)",
-        "postgres" => "transactions (pg_stat_database)",
+        "postgres" => "statements (pg_stat_statements)",
         "mysql" => "statements (Questions)",
         _ => "requests",
     }
@@ -152,10 +152,6 @@ async fn measure(
         tokio::time::timeout(Duration::from_secs(60), task).await???;
     }
     let drain_seconds = drained.elapsed().as_secs_f64();
-    // PostgreSQL backends publish their counters about once a second.
-    if backend == "postgres" {
-        tokio::time::sleep(Duration::from_millis(1200)).await;
-    }
     let requests_2 = server_requests(servers, backend, monitor).await?;
     let waiting = requests_1.saturating_sub(requests_0) as f64;
     let cpu = match (cpu_0, cpu_1) {

@@ -52,7 +52,17 @@ impl PostgresServer {
     ///
     /// As [`start`](Self::start).
     pub fn start_with_env(env: &[(String, String)]) -> Result<Self, ServerError> {
-        Self::launch(env, None)
+        Self::launch(env, None, &[])
+    }
+
+    /// Starts one with extra server settings (`name=value`, as `postgres -c` takes them):
+    /// `shared_preload_libraries=pg_stat_statements`, say.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_with_settings(settings: &[&str]) -> Result<Self, ServerError> {
+        Self::launch(&[], None, settings)
     }
 
     /// Starts one that speaks TLS only: `hostssl` is the only TCP entry of its `pg_hba.conf`
@@ -63,10 +73,14 @@ impl PostgresServer {
     ///
     /// As [`start`](Self::start).
     pub fn start_tls(tls: &ServerTls) -> Result<Self, ServerError> {
-        Self::launch(&[], Some(tls))
+        Self::launch(&[], Some(tls), &[])
     }
 
-    fn launch(env: &[(String, String)], tls: Option<&ServerTls>) -> Result<Self, ServerError> {
+    fn launch(
+        env: &[(String, String)],
+        tls: Option<&ServerTls>,
+        settings: &[&str],
+    ) -> Result<Self, ServerError> {
         let failed = |reason: String| ServerError::Failed {
             server: "postgres",
             reason,
@@ -122,6 +136,9 @@ impl PostgresServer {
             "-c".to_owned(),
             "fsync=off".to_owned(),
         ];
+        for setting in settings {
+            args.extend(["-c".to_owned(), (*setting).to_owned()]);
+        }
         if let Some(tls) = tls {
             args.extend(serve_tls(tls, &data, user).map_err(failed)?);
         }
