@@ -153,8 +153,9 @@ pub(super) fn herd(out: &Path, records: &[Record]) -> BenchResult<String> {
     Ok(format!(
         "## 4. Herd effect\n\n{sentence}Seed claim: watching one node makes every release wake every waiter; watching the \
          predecessor wakes one. Each run has one holder plus the waiters, 1 ms critical sections; wake-ups are watch \
-         notifications the clients received, packets are ZooKeeper's `mntr` packets received per release; latency \
-         is handoff (release to the next grant).\n\n![herd](herd.svg)\n\n{}\n",
+         notifications the clients received, packets are ZooKeeper's `mntr` packets received, both per release \
+         over the whole run (the waiters still in line at the window's end drain after it, and count); releases \
+         and latency are the window's; latency is handoff (release to the next grant).\n\n![herd](herd.svg)\n\n{}\n",
         table(
             &[
                 "recipe",
