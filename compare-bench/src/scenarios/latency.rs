@@ -31,7 +31,7 @@ const WARMUP: Duration = Duration::from_millis(700);
 ///
 /// None of its own: a system that fails is noted as skipped.
 pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
-    let (seconds, rounds) = (ctx.pick(0.5, 3.0), ctx.pick(1, 3));
+    let (seconds, rounds) = (ctx.pick(0.5, 8.0), ctx.pick(1, 8));
     let per_round = seconds / rounds as f64;
     let kinds: Vec<Kind> = ctx
         .kinds()

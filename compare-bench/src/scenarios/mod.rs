@@ -225,9 +225,9 @@ pub fn parameters(quick: bool) -> serde_json::Value {
     let pick = |q: serde_json::Value, f: serde_json::Value| if quick { q } else { f };
     serde_json::json!({
         "mode": if quick { "quick" } else { "full" },
-        "latency_seconds_per_system": pick(0.5.into(), 3.0.into()),
+        "latency_seconds_per_system": pick(0.5.into(), 8.0.into()),
         "latency_warmup_seconds": 0.7,
-        "latency_rounds": pick(1.into(), 3.into()),
+        "latency_rounds": pick(1.into(), 8.into()),
         "contention_seconds_per_point": pick(0.5.into(), 2.0.into()),
         "contention_rounds": pick(1.into(), contention::ROUNDS.into()),
         "contention_warmup_seconds": contention::WARMUP.as_secs_f64(),
