@@ -72,13 +72,18 @@ impl Line {
             .sum()
     }
 
+    /// The indices of the waiters granted so far, in the order they were granted.
+    pub(crate) fn granted_so_far(&self) -> Vec<usize> {
+        let order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
+        order.clone()
+    }
+
     /// Waits until every waiter released; the indices in the order they were granted.
     pub(crate) async fn granted(&mut self) -> Vec<usize> {
         for task in self.tasks.drain(..) {
             task.await.expect("waiter");
         }
-        let order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
-        order.clone()
+        self.granted_so_far()
     }
 }
 
