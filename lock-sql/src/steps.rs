@@ -11,7 +11,7 @@ use lock_core::backend::{Busy, Deadline, Grant, Leases, LockSteps, Try};
 use lock_core::{AcquireOptions, LockName, Result, async_trait};
 use tokio::time::Instant;
 
-use crate::db::{Attempt, Conn, Owner, Waiting};
+use crate::db::{Attempt, Bell, Conn, Owner, PARK_AT_MOST, Waiting, Woken};
 use crate::held::SqlHeld;
 use crate::lock::Inner;
 use crate::pace::Pace;
@@ -54,6 +54,15 @@ pub(crate) struct SqlAttempt {
     busy_sent: Instant,
     /// The fence of a grant a release made and announced.
     handed: Option<u64>,
+    /// The connection the acquisition parks while it waits (MySQL), which a release
+    /// interrupts when this acquisition is first in line; `None` where none is parked.
+    bell: Option<Bell>,
+    /// The id of the parked connection the placed entry names, if any.
+    named: Option<u64>,
+    /// How the last park ended, until the next try.
+    woken: Option<Woken>,
+    /// When the holder's lease ends, as the last try that found the lock held read it.
+    lease_ends: Option<Instant>,
 }
 
 #[async_trait]
@@ -85,6 +94,10 @@ impl LockSteps for SqlSteps {
             release_owed: false,
             busy_sent: Instant::now(),
             handed: None,
+            bell: self.inner.db.idle_bell(),
+            named: None,
+            woken: None,
+            lease_ends: None,
         }
     }
 
@@ -108,6 +121,12 @@ impl LockSteps for SqlSteps {
                 attempt.busy_sent,
             )));
         }
+        let woken = attempt.woken.take();
+        if woken == Some(Woken::SleptOut) && attempt.parks_on(Instant::now()) {
+            // The park's own check found it was not this acquisition's turn, and no release
+            // rang since: park again.
+            return Ok(Try::Busy(attempt.parked()));
+        }
         inner.ensure_schema().await?;
         let conn = inner.db.connection().await;
         let conn = attempt
@@ -124,6 +143,8 @@ impl LockSteps for SqlSteps {
             id: attempt.entry.id,
             place,
             placed: was_placed,
+            sleeper: attempt.bell.as_ref().map(Bell::id),
+            turn: matches!(woken, Some(Woken::Turn | Woken::Rung)),
         };
         self.tries.fetch_add(1, Ordering::Relaxed);
         let outcome = inner
@@ -171,35 +192,32 @@ impl LockSteps for SqlSteps {
                 Busy::polled()
             }
             Attempt::Queued { ahead, remaining } => {
-                if place {
-                    attempt.entry.refreshed(sent);
-                }
-                let busy = Busy::polled().within(attempt.pace.next(ahead));
-                match remaining {
-                    Some(left) => busy.within(left + Duration::from_millis(1)),
-                    None => busy,
+                attempt.waiting(place, waiting.sleeper, sent, remaining);
+                match self.parks(attempt).await {
+                    true => attempt.parked(),
+                    false => {
+                        within_lease(Busy::polled().within(attempt.pace.next(ahead)), remaining)
+                    }
                 }
             }
             Attempt::Held(remaining) => {
-                if place {
-                    attempt.entry.refreshed(sent);
-                }
+                attempt.waiting(place, waiting.sleeper, sent, remaining);
                 let pushed = inner.wakeups.server_side();
-                let busy = Busy {
-                    recheck_within: pushed.then_some(NOTIFIED_FALLBACK),
-                    pushed,
-                };
-                // Where nobody wakes waiters, an entry just placed reads its place at once,
-                // and the pace takes over from there; a backoff wait would let the line move
-                // on without it.
-                let busy = match pushed || was_placed || !place {
-                    true => busy,
-                    false => busy.within(Duration::ZERO),
-                };
-                // Retry just after the holder's lease ends, at the latest.
-                match remaining {
-                    Some(left) => busy.within(left + Duration::from_millis(1)),
-                    None => busy,
+                if !pushed && self.parks(attempt).await {
+                    attempt.parked()
+                } else {
+                    let busy = Busy {
+                        recheck_within: pushed.then_some(NOTIFIED_FALLBACK),
+                        pushed,
+                    };
+                    // Where nobody wakes waiters, an entry just placed reads its place at
+                    // once, and the pace takes over from there; a backoff wait would let the
+                    // line move on without it.
+                    let busy = match pushed || was_placed || !place {
+                        true => busy,
+                        false => busy.within(Duration::ZERO),
+                    };
+                    within_lease(busy, remaining)
                 }
             }
         };
@@ -221,7 +239,29 @@ impl LockSteps for SqlSteps {
 
     /// Waits for a release of the name that wakes everyone, or wakes this acquisition as the
     /// first in line, or grants it the lock (the next try then holds it without a statement).
+    /// An acquisition that parks a connection (MySQL) waits on it instead: until a release
+    /// interrupts it, its check finds the turn came, or it slept until `until`.
     async fn wait(&self, attempt: &mut SqlAttempt, until: Deadline) {
+        if let Some(bell) = attempt.bell.as_mut().filter(|_| attempt.entry.placed()) {
+            let sleep = until.instant().map_or(PARK_AT_MOST, |at| {
+                at.saturating_duration_since(Instant::now())
+            });
+            let name_it = attempt.named != Some(bell.id());
+            let (name, entry) = (attempt.name.as_str(), attempt.entry.id);
+            match bell.park(name, entry, sleep, name_it).await {
+                Ok(woken) => {
+                    attempt.named = Some(bell.id());
+                    attempt.woken = Some(woken);
+                    return;
+                }
+                Err(error) => {
+                    // Spent: closed when dropped. The entry names it until refreshed, and a
+                    // release that rings it rings nobody; this wait reads the line instead.
+                    tracing::debug!(%error, "the parked connection failed");
+                    attempt.bell = None;
+                }
+            }
+        }
         let (name, entry) = (attempt.name.as_str(), Some(attempt.entry.id));
         if let Some(fence) = attempt.waiter.wait_turn(name, entry, until).await {
             attempt.handed = Some(fence);
@@ -262,6 +302,18 @@ impl LockSteps for SqlSteps {
 }
 
 impl SqlSteps {
+    /// Whether the acquisition, whose entry is placed, waits on a parked connection: the one
+    /// it has, or a new one (MySQL). Without one it reads the line at the line's pace.
+    async fn parks(&self, attempt: &mut SqlAttempt) -> bool {
+        if !attempt.entry.placed() {
+            return false;
+        }
+        if attempt.bell.is_none() {
+            attempt.bell = self.inner.db.bell().await;
+        }
+        attempt.bell.is_some()
+    }
+
     /// Removes the waiter entry, if one was placed. Where a release grants the first waiter
     /// the lock (PostgreSQL), one may have granted it to this entry before the removal, and
     /// its notification may not have arrived: the owner's hold, if any, is released after
@@ -280,5 +332,48 @@ impl SqlSteps {
             attempt.release_owed = false;
         }
         Ok(())
+    }
+}
+
+impl SqlAttempt {
+    /// A try found the lock held, or others ahead: when `place`d, the entry was placed or
+    /// refreshed, naming `sleeper`; the holder's lease, if known, ends `remaining` after `sent`.
+    fn waiting(
+        &mut self,
+        place: bool,
+        sleeper: Option<u64>,
+        sent: Instant,
+        remaining: Option<Duration>,
+    ) {
+        if place {
+            self.entry.refreshed(sent);
+            self.named = sleeper;
+        }
+        self.lease_ends = remaining.map(|left| sent + left);
+    }
+
+    /// Whether a park that slept out may be followed by another without a try: the entry is
+    /// not due for a refresh, the acquisition waits on, and the holder's lease, as last read,
+    /// has not ended (a holder that renews is read again).
+    fn parks_on(&self, now: Instant) -> bool {
+        self.entry.waits_on(now) && self.lease_ends.is_none_or(|at| now < at)
+    }
+
+    /// How long a parked acquisition waits: until a release rings it, for at most
+    /// [`PARK_AT_MOST`], and no later than just after the holder's lease ends.
+    fn parked(&self) -> Busy {
+        let busy = Busy::pushed().within(PARK_AT_MOST);
+        let left = self
+            .lease_ends
+            .map(|at| at.saturating_duration_since(Instant::now()));
+        within_lease(busy, left)
+    }
+}
+
+/// `busy`, trying again just after the holder's lease ends at the latest.
+fn within_lease(busy: Busy, remaining: Option<Duration>) -> Busy {
+    match remaining {
+        Some(left) => busy.within(left + Duration::from_millis(1)),
+        None => busy,
     }
 }

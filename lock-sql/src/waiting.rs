@@ -67,6 +67,12 @@ impl WaitEntry {
         self.refresh_at = Some(sent + REFRESH_EVERY);
     }
 
+    /// Whether the acquisition waits on at `now` with its entry placed and not yet due for a
+    /// refresh: a try then has nothing to send but a read of the line.
+    pub(crate) fn waits_on(&self, now: Instant) -> bool {
+        !self.deadline.passed(now) && self.refresh_at.is_some_and(|at| now < at)
+    }
+
     /// How soon the next try must come to refresh the entry; `None` while none was placed.
     pub(crate) fn refresh_within(&self, now: Instant) -> Option<Duration> {
         self.refresh_at.map(|at| at.saturating_duration_since(now))

@@ -4,6 +4,8 @@ mod support;
 
 #[path = "mysql/acquire_statements.rs"]
 mod acquire_statements;
+#[path = "mysql/parking.rs"]
+mod parking;
 
 use std::sync::{Arc, OnceLock};
 

@@ -1,8 +1,22 @@
--- Binds: name, owner. End the live hold if it is ours, by moving its lease end to the distant
--- past. The row keeps its fencing counter and the owner token: a token of the same size stays
--- in place of ours, so that acquire_row.sql changes the row in place; every statement takes
--- a hold as live only while its lease runs, so the token alone holds nothing, and the past
--- lease end keeps it so even if the database clock steps back. The connection reports
--- matched rows (CLIENT_FOUND_ROWS): 1 means released.
-UPDATE `{table}` SET lease_end = '1970-01-01 00:00:00'
+-- Binds: name, name, owner. End the live hold if it is ours, by moving its lease end to the
+-- distant past. The row keeps its fencing counter and the owner token: a token of the same
+-- size stays in place of ours, so that acquire_row.sql changes the row in place; every
+-- statement takes a hold as live only while its lease runs, so the token alone holds nothing,
+-- and the past lease end keeps it so even if the database clock steps back. The connection
+-- reports matched rows (CLIENT_FOUND_ROWS): 1 means released.
+-- While the row says a waiter entry may be live (wait_mark.sql), the insert id reports the
+-- parked connection of the first live entry in line (park.sql), which the releaser then
+-- interrupts so that waiter reads its turn at once; 0 when none parks (no waiter, or one that
+-- parks nothing). Only a connection that runs a park (its text carries the `distlock park`
+-- mark), or runs nothing, is reported: an entry written before the server restarted may name
+-- a connection id that now belongs to another client, whose statements are never interrupted.
+UPDATE `{table}` SET lease_end = '1970-01-01 00:00:00',
+    queued_until = IF(queued_until > UTC_TIMESTAMP(6)
+                      AND LAST_INSERT_ID(COALESCE((
+                          SELECT p.ID FROM information_schema.PROCESSLIST AS p
+                          WHERE p.ID = (SELECT w.sleeper FROM `{waiters}` AS w
+                                        WHERE w.name = ? AND w.expires_at > UTC_TIMESTAMP(6)
+                                        ORDER BY w.queued_at, w.waiter LIMIT 1)
+                            AND (p.INFO IS NULL OR p.INFO LIKE '%distlock park%')), 0)) >= 0,
+                      queued_until, queued_until)
 WHERE name = ? AND owner = ? AND lease_end > UTC_TIMESTAMP(6)

@@ -15,11 +15,14 @@ CREATE TABLE IF NOT EXISTS `{table}` (
 
 -- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired;
 -- served in the order of `queued_at`, the time of the first entry (then of `waiter`).
+-- `sleeper` is the id of the connection the acquisition parks while it waits (park.sql),
+-- which a release interrupts to tell the first in line its turn came; NULL: none parked.
 CREATE TABLE IF NOT EXISTS `{waiters}` (
-    name       VARBINARY(255) NOT NULL,
-    waiter     BINARY(16)     NOT NULL,
-    expires_at DATETIME(6)    NOT NULL,
-    queued_at  DATETIME(6)    NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    name       VARBINARY(255)  NOT NULL,
+    waiter     BINARY(16)      NOT NULL,
+    expires_at DATETIME(6)     NOT NULL,
+    queued_at  DATETIME(6)     NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    sleeper    BIGINT UNSIGNED NULL,
     PRIMARY KEY (name, waiter)
 ) ENGINE = InnoDB;
 

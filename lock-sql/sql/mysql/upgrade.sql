@@ -16,3 +16,6 @@ ALTER TABLE `{table}` ADD COLUMN queued_until DATETIME(6) NULL;
 INSERT INTO `{table}` (name, owner, fence, lease_end, queued_until)
 SELECT name, NULL, 0, UTC_TIMESTAMP(6), MAX(expires_at) FROM `{waiters}` GROUP BY name
 ON DUPLICATE KEY UPDATE queued_until = VALUES(queued_until);
+-- Entries placed by processes of an earlier version park nothing: a release wakes none of
+-- them, and they read their place in line as before.
+ALTER TABLE `{waiters}` ADD COLUMN sleeper BIGINT UNSIGNED NULL;

@@ -28,6 +28,11 @@ pub(crate) struct Waiting {
     pub(crate) place: bool,
     /// Whether an earlier try may have placed the entry.
     pub(crate) placed: bool,
+    /// The id of the connection the acquisition parks (MySQL), which its entry names.
+    pub(crate) sleeper: Option<u64>,
+    /// Whether its parked connection just found or was told that its turn came: the try then
+    /// sends the acquire statement without reading its place first.
+    pub(crate) turn: bool,
 }
 
 /// What one acquire statement found.
@@ -125,6 +130,7 @@ pub(crate) mod claim_rows;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod name_set;
 mod owner;
+mod parking;
 mod privileges;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod renewals;
@@ -133,6 +139,7 @@ mod waiters;
 
 pub(crate) use admin::like_prefix;
 pub(crate) use owner::Owner;
+pub(crate) use parking::{Bell, PARK_AT_MOST, Woken};
 pub(crate) use schema::Schema;
 
 impl Db {
@@ -207,14 +214,14 @@ impl Db {
         waiting: Waiting,
     ) -> Result<Attempt, SqlError> {
         let polls = !self.acquire_keeps_entry();
-        if polls && waiting.placed {
+        if polls && waiting.placed && !waiting.turn {
             if let Some(queued) = self.behind(conn, name, waiting).await? {
                 return Ok(queued);
             }
         }
         let outcome = with_conn!(self, &mut *conn, (db, conn) => db.acquire(conn, name, owner, lease, label, waiting).await)?;
         if waiting.place && polls && matches!(outcome, Attempt::Held(_)) {
-            self.register(conn, name, waiting.id).await?;
+            self.register(conn, name, waiting).await?;
         }
         Ok(outcome)
     }

@@ -12,6 +12,9 @@ use sqlx::pool::PoolConnection;
 mod acquire;
 mod admin;
 mod renewals;
+mod sleepers;
+
+pub(crate) use sleepers::{Bell, PARK_AT_MOST, Woken};
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::name_set::NameSet;
@@ -22,6 +25,7 @@ use super::{Owner, Schema, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
 use renewals::MyRenewer;
+use sleepers::Sleepers;
 use std::sync::Arc;
 
 const MICROSECOND: Duration = Duration::from_micros(1);
@@ -51,6 +55,8 @@ pub(crate) struct MyDb {
     /// runs for less than the upsert (`acquire.sql`) a row never seen needs. A row deleted
     /// behind our back (by an administrator) is found missing by that `UPDATE` and forgotten.
     known_rows: NameSet,
+    /// The connections this service's waiters park, which releases interrupt.
+    sleepers: Arc<Sleepers>,
 }
 
 #[derive(Debug)]
@@ -119,6 +125,15 @@ impl MyDb {
             force_release: statement(include_str!("../../sql/mysql/force_release.sql"), table, ""),
             sever: statement(include_str!("../../sql/mysql/sever.sql"), table, ""),
         };
+        let sleepers = Sleepers::new(
+            options.clone(),
+            config.service.connect_timeout,
+            config.service.operation_timeout,
+            [
+                statement(include_str!("../../sql/mysql/park.sql"), table, ""),
+                statement(include_str!("../../sql/mysql/wait_sleeper.sql"), table, ""),
+            ],
+        );
         Ok(Self {
             claims: ClaimStatements::new(
                 [
@@ -135,6 +150,7 @@ impl MyDb {
             timeout: config.service.operation_timeout,
             sql,
             known_rows: NameSet::default(),
+            sleepers: Arc::new(sleepers),
         })
     }
 
@@ -170,17 +186,45 @@ impl MyDb {
             .await
     }
 
+    /// Releases our live hold of `name`, and interrupts the parked statement of the first
+    /// waiter in line, if it parks one, so that it reads its turn at once. Retried when InnoDB
+    /// picked the statement as a deadlock victim (it reads the waiters table): rolled back, it
+    /// changed nothing.
     pub(crate) async fn release(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
         name: &str,
         owner: Owner,
     ) -> Result<bool, SqlError> {
-        let query = sqlx::query(self.sql.release.clone())
-            .bind(name.as_bytes())
-            .bind(owner.as_bytes());
-        let result = timed(self.timeout, query.execute(&mut **conn)).await;
-        Ok(settle(conn, result)?.rows_affected() == 1)
+        let mut retried = false;
+        let done = loop {
+            let query = sqlx::query(self.sql.release.clone())
+                .bind(name.as_bytes())
+                .bind(name.as_bytes())
+                .bind(owner.as_bytes());
+            let result = timed(self.timeout, query.execute(&mut **conn)).await;
+            match settle(conn, result) {
+                Err(SqlError::Sqlx(error)) if contended(&error) && !retried => retried = true,
+                other => break other?,
+            }
+        };
+        let released = done.rows_affected() == 1;
+        if released && done.last_insert_id() != 0 {
+            let rung = sleepers::ring(conn, done.last_insert_id(), self.timeout).await;
+            settle(conn, rung)?;
+        }
+        Ok(released)
+    }
+
+    /// An idle connection for a waiter to park, without I/O.
+    pub(crate) fn idle_bell(&self) -> Option<Bell> {
+        self.sleepers.idle()
+    }
+
+    /// A connection for a waiter to park; `None` when the service parks as many as it may,
+    /// or none could be opened.
+    pub(crate) async fn bell(&self) -> Option<Bell> {
+        self.sleepers.bell().await
     }
 
     /// Where the acquisition with entry `waiter` stands (see `wait_probe.sql`): a read that
@@ -229,6 +273,7 @@ impl MyDb {
         name: &str,
         waiter: Owner,
         lifetime: Duration,
+        sleeper: Option<u64>,
     ) -> Result<(), SqlError> {
         let micros = whole(lifetime, MICROSECOND);
         let mark = sqlx::query(self.sql.wait_mark.clone())
@@ -241,7 +286,9 @@ impl MyDb {
             .bind(name.as_bytes())
             .bind(waiter.as_bytes())
             .bind(micros)
-            .bind(micros);
+            .bind(sleeper)
+            .bind(micros)
+            .bind(sleeper);
         let result = timed(self.timeout, query.execute(&mut **conn)).await;
         settle(conn, result).map(drop)
     }

@@ -209,7 +209,7 @@ mod tests {
             ),
             (
                 include_str!("../../sql/mysql/upgrade.sql"),
-                &["queued_until"][..],
+                &["queued_until", "sleeper"][..],
             ),
             (include_str!("../../sql/sqlite/upgrade.sql"), &[][..]),
         ];

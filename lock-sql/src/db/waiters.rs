@@ -33,19 +33,22 @@ impl Line {
 }
 
 impl Db {
-    /// On the dialects whose waiters poll: records `waiter` as waiting for `name`, or extends
-    /// its entry by [`ENTRY_LIFETIME`], on `conn` (after the try's statement on it).
-    /// PostgreSQL's acquire statements place entries themselves, with their grant terms.
+    /// On the dialects whose waiters poll: records `waiting` as waiting for `name`, or extends
+    /// its entry by [`ENTRY_LIFETIME`], on `conn` (after the try's statement on it); on MySQL
+    /// the entry names the connection the acquisition parks, if any. PostgreSQL's acquire
+    /// statements place entries themselves, with their grant terms.
     pub(crate) async fn register(
         &self,
         conn: &mut Conn,
         name: &str,
-        waiter: Owner,
+        waiting: Waiting,
     ) -> Result<(), SqlError> {
+        let waiter = waiting.id;
         match (self, conn) {
             #[cfg(feature = "mysql")]
             (Db::MySql(db), Conn::MySql(conn)) => {
-                db.register(conn, name, waiter, ENTRY_LIFETIME).await
+                db.register(conn, name, waiter, ENTRY_LIFETIME, waiting.sleeper)
+                    .await
             }
             #[cfg(feature = "sqlite")]
             (Db::Sqlite(db), Conn::Sqlite(conn)) => {
@@ -101,7 +104,7 @@ impl Db {
             return Ok(None);
         }
         if waiting.place || !line.queued {
-            self.register(conn, name, waiting.id).await?;
+            self.register(conn, name, waiting).await?;
         }
         Ok(Some(Attempt::Queued {
             ahead: line.ahead,

@@ -117,6 +117,7 @@ impl Scratch {
     async fn release(&self, conn: &mut MySqlConnection, name: &str, owner: u8) -> u64 {
         let query = sqlx::query(AssertSqlSafe(self.release.clone()))
             .bind(name.as_bytes())
+            .bind(name.as_bytes())
             .bind(vec![owner; 16]);
         query.execute(conn).await.expect("release").rows_affected()
     }
@@ -250,10 +251,17 @@ async fn a_row_marked_for_waiters_goes_to_the_first_in_line() {
         assert!(start < FREE_BUT_REFUSED, "fresh row not granted");
         for (text, waiter) in [(&scratch.mark, None), (&scratch.register, Some(first))] {
             let mut query = sqlx::query(AssertSqlSafe(text.clone())).bind(name.as_bytes());
-            if let Some(waiter) = waiter {
-                query = query.bind(waiter.to_vec());
-            }
-            let query = query.bind(lifetime_us).bind(lifetime_us);
+            let sleeper: Option<u64> = None;
+            query = match waiter {
+                // The entry, naming no parked connection.
+                Some(waiter) => query
+                    .bind(waiter.to_vec())
+                    .bind(lifetime_us)
+                    .bind(sleeper)
+                    .bind(lifetime_us)
+                    .bind(sleeper),
+                None => query.bind(lifetime_us).bind(lifetime_us),
+            };
             query
                 .execute(&mut conn)
                 .await

@@ -1,0 +1,269 @@
+//! The connections MySQL and MariaDB waiters park while they wait, and the ring that wakes one.
+//!
+//! Nothing on these servers tells a client that a row changed, but one session may end
+//! another's statement: a waiting acquisition parks a connection of its own in one statement
+//! that checks its turn and sleeps (park.sql), its waiter entry names that connection, and a
+//! release interrupts the first waiter's sleep with `KILL QUERY` (release.sql reports whose).
+//! So a handoff costs a fixed few statements however long the line, and a waiter far back
+//! sends one statement per [`PARK_AT_MOST`] instead of reading its place at the line's pace.
+//!
+//! `KILL QUERY` needs no privilege between sessions of one database user; a release by
+//! another user needs `CONNECTION ADMIN` (MariaDB), `CONNECTION_ADMIN` (MySQL) or `SUPER`,
+//! and without it rings nobody: the waiter notices the release when its sleep ends, within
+//! [`PARK_AT_MOST`]. A service parks at most [`PARKED_AT_MOST`] connections; waiters beyond
+//! them read their place at the pace of the line (`crate::pace`).
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
+use sqlx::{AssertSqlSafe, Connection, SqlSafeStr, SqlStr};
+
+use super::number;
+use crate::db::Owner;
+use crate::error::{SqlError, timed};
+
+/// The most connections one service parks at once, lent or idle.
+const PARKED_AT_MOST: usize = 16;
+
+/// The longest one parked statement sleeps.
+pub(crate) const PARK_AT_MOST: Duration = Duration::from_secs(1);
+
+/// `ER_QUERY_INTERRUPTED`: a statement ended by `KILL QUERY`.
+const INTERRUPTED: u16 = 1317;
+
+/// `ER_NO_SUCH_THREAD`: the connection to interrupt is gone.
+const NO_SUCH_THREAD: u16 = 1094;
+
+/// One service's parked connections and the statements they run.
+#[derive(Debug)]
+pub(crate) struct Sleepers {
+    options: MySqlConnectOptions,
+    connect_timeout: Duration,
+    /// Bounds each statement beyond its own sleep.
+    timeout: Duration,
+    park: SqlStr,
+    name_sleeper: SqlStr,
+    state: Mutex<Parked>,
+}
+
+#[derive(Debug, Default)]
+struct Parked {
+    /// Connections whose last statement completed, with their ids.
+    idle: Vec<(MySqlConnection, u64)>,
+    /// Connections open: idle, lent, or being opened.
+    open: usize,
+}
+
+/// How a parked statement ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Woken {
+    /// Its check found the lock free and nobody ahead: the turn came.
+    Turn,
+    /// A release interrupted it: the turn came, or is about to.
+    Rung,
+    /// It slept the whole time.
+    SleptOut,
+}
+
+impl Sleepers {
+    pub(crate) fn new(
+        options: MySqlConnectOptions,
+        connect_timeout: Duration,
+        timeout: Duration,
+        [park, name_sleeper]: [SqlStr; 2],
+    ) -> Self {
+        Self {
+            options,
+            connect_timeout,
+            timeout,
+            park,
+            name_sleeper,
+            state: Mutex::new(Parked::default()),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, Parked> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// An idle parked connection, without I/O; `None` when there is none.
+    pub(crate) fn idle(self: &Arc<Self>) -> Option<Bell> {
+        let (conn, id) = self.state().idle.pop()?;
+        Some(self.lend(conn, id))
+    }
+
+    /// A parked connection: an idle one, else a new one unless the service parks
+    /// [`PARKED_AT_MOST`] already. `None` then, or when connecting failed.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropped while connecting, the connection is not counted.
+    pub(crate) async fn bell(self: &Arc<Self>) -> Option<Bell> {
+        {
+            let mut state = self.state();
+            if let Some((conn, id)) = state.idle.pop() {
+                return Some(self.lend(conn, id));
+            }
+            if state.open >= PARKED_AT_MOST {
+                return None;
+            }
+            state.open += 1;
+        }
+        let opening = Opening(self);
+        let connect = async {
+            let mut conn = MySqlConnection::connect_with(&self.options).await?;
+            let (id,): (u64,) = sqlx::query_as("SELECT CONNECTION_ID()")
+                .fetch_one(&mut conn)
+                .await?;
+            Ok::<_, sqlx::Error>((conn, id))
+        };
+        match timed(self.connect_timeout, connect).await {
+            Ok((conn, id)) => {
+                std::mem::forget(opening);
+                Some(self.lend(conn, id))
+            }
+            Err(error) => {
+                tracing::debug!(%error, "no connection to park; reading the line instead");
+                None
+            }
+        }
+    }
+
+    fn lend(self: &Arc<Self>, conn: MySqlConnection, id: u64) -> Bell {
+        Bell {
+            conn: Some(conn),
+            id,
+            home: Arc::clone(self),
+            settled: true,
+        }
+    }
+}
+
+/// A connection being opened, counted until it is lent or given up.
+struct Opening<'a>(&'a Sleepers);
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.state();
+        state.open = state.open.saturating_sub(1);
+    }
+}
+
+/// One parked connection, lent to one waiting acquisition. Dropped, it returns to its
+/// service's idle ones when its last statement completed, and is closed otherwise.
+pub(crate) struct Bell {
+    conn: Option<MySqlConnection>,
+    id: u64,
+    home: Arc<Sleepers>,
+    /// Whether no statement is in flight on it.
+    settled: bool,
+}
+
+impl std::fmt::Debug for Bell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bell").field("id", &self.id).finish()
+    }
+}
+
+impl Bell {
+    /// The server's id of the connection, which the waiter entry names.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Parks the connection for up to `sleep` (at most [`PARK_AT_MOST`]) while it is not the
+    /// turn of the entry `waiter` of `name`; first, with `name_it`, makes the entry name this
+    /// connection (wait_sleeper.sql).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropped mid-statement, the connection is closed when the bell is dropped,
+    /// and its sleep ends on the server within [`PARK_AT_MOST`].
+    ///
+    /// # Errors
+    ///
+    /// The connection failed or timed out: the bell is spent, drop it.
+    pub(crate) async fn park(
+        &mut self,
+        name: &str,
+        waiter: Owner,
+        sleep: Duration,
+        name_it: bool,
+    ) -> Result<Woken, SqlError> {
+        let Some(conn) = self.conn.as_mut() else {
+            // Only `drop` takes the connection.
+            return Err(SqlError::Sqlx(sqlx::Error::PoolClosed));
+        };
+        let home = &self.home;
+        self.settled = false;
+        if name_it {
+            let query = sqlx::query(home.name_sleeper.clone())
+                .bind(name.as_bytes())
+                .bind(waiter.as_bytes());
+            match timed(home.timeout, query.execute(&mut *conn)).await {
+                Err(SqlError::Sqlx(error)) if number(&error) == Some(INTERRUPTED) => {
+                    self.settled = true;
+                    return Ok(Woken::Rung);
+                }
+                other => other.map(drop)?,
+            }
+        }
+        let sleep = sleep.min(PARK_AT_MOST);
+        let query = sqlx::query_as::<_, (i64,)>(home.park.clone())
+            .bind(name.as_bytes())
+            .bind(waiter.as_bytes())
+            .bind(name.as_bytes())
+            .bind(sleep.as_secs_f64());
+        let woken = match timed(home.timeout + sleep, query.fetch_one(&mut *conn)).await {
+            Ok((parked,)) if parked < 0 => Woken::Turn,
+            Ok((parked,)) if parked > 0 => Woken::Rung,
+            Ok(_) => Woken::SleptOut,
+            Err(SqlError::Sqlx(error)) if number(&error) == Some(INTERRUPTED) => Woken::Rung,
+            Err(error) => return Err(error),
+        };
+        self.settled = true;
+        Ok(woken)
+    }
+}
+
+impl Drop for Bell {
+    fn drop(&mut self) {
+        let mut state = self.home.state();
+        match self.conn.take() {
+            Some(conn) if self.settled => state.idle.push((conn, self.id)),
+            _ => state.open = state.open.saturating_sub(1),
+        }
+    }
+}
+
+/// Interrupts the parked statement of connection `sleeper` (a release's first waiter), on
+/// `conn`. A connection that is gone, or a user that may not interrupt it, rings nobody: that
+/// waiter notices within [`PARK_AT_MOST`].
+///
+/// # Cancel safety
+///
+/// Not cancel safe: dropped mid-statement, `conn` may be left mid-reply; its caller settles it.
+///
+/// # Errors
+///
+/// The connection failed or timed out.
+pub(crate) async fn ring(
+    conn: &mut MySqlConnection,
+    sleeper: u64,
+    timeout: Duration,
+) -> Result<(), SqlError> {
+    // The id is a number: nothing else is spliced in. Sent as text, since `KILL` is not
+    // prepared, and each id would otherwise fill the statement cache.
+    let kill = AssertSqlSafe(format!("KILL QUERY {sleeper}")).into_sql_str();
+    match timed(timeout, sqlx::raw_sql(kill).execute(&mut *conn)).await {
+        Ok(_) => Ok(()),
+        Err(SqlError::Sqlx(error)) if error.as_database_error().is_some() => {
+            if number(&error) != Some(NO_SUCH_THREAD) {
+                tracing::debug!(%error, sleeper, "could not wake the first waiter");
+            }
+            Ok(())
+        }
+        Err(error) => Err(error),
+    }
+}

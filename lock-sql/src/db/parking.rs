@@ -1,0 +1,75 @@
+//! A waiting acquisition's parked connection, on the dialect that has one: MySQL and MariaDB,
+//! whose releases interrupt the first waiter's parked statement (see `mysql::sleepers`).
+//! PostgreSQL wakes its waiters by notifications, and SQLite's read their place in line.
+
+use super::Db;
+
+#[cfg(feature = "mysql")]
+pub(crate) use super::mysql::{Bell, PARK_AT_MOST, Woken};
+#[cfg(not(feature = "mysql"))]
+pub(crate) use none::{Bell, PARK_AT_MOST, Woken};
+
+impl Db {
+    /// An idle connection for a waiter to park, without I/O; `None` on the dialects that park
+    /// none, or when none is idle.
+    pub(crate) fn idle_bell(&self) -> Option<Bell> {
+        match self {
+            #[cfg(feature = "mysql")]
+            Db::MySql(db) => db.idle_bell(),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
+    /// A connection for a waiter to park, opened if none is idle; `None` on the dialects that
+    /// park none, when the service parks as many as it may, or when none could be opened.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: a connection being opened when it is dropped is not counted.
+    pub(crate) async fn bell(&self) -> Option<Bell> {
+        match self {
+            #[cfg(feature = "mysql")]
+            Db::MySql(db) => db.bell().await,
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+}
+
+/// Without MySQL no connection is parked: a bell never exists.
+#[cfg(not(feature = "mysql"))]
+mod none {
+    use std::time::Duration;
+
+    use crate::db::Owner;
+    use crate::error::SqlError;
+
+    pub(crate) const PARK_AT_MOST: Duration = Duration::from_secs(1);
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) enum Woken {
+        Turn,
+        Rung,
+        SleptOut,
+    }
+
+    #[derive(Debug)]
+    pub(crate) enum Bell {}
+
+    impl Bell {
+        pub(crate) fn id(&self) -> u64 {
+            match *self {}
+        }
+
+        pub(crate) async fn park(
+            &mut self,
+            _: &str,
+            _: Owner,
+            _: Duration,
+            _: bool,
+        ) -> Result<Woken, SqlError> {
+            match *self {}
+        }
+    }
+}

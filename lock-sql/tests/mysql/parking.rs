@@ -1,0 +1,181 @@
+//! MySQL and MariaDB waiters park a connection of their own while they wait, and a release
+//! interrupts the first waiter's park (`KILL QUERY`): a handoff takes milliseconds and a
+//! waiter sends nothing else while the lock stays held. Each test has a table of its own, so
+//! that the parked statements it counts on the server are its own.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::{DistributedLock, DistributedLockExt, LockGuard};
+use lock_sql::SqlLock;
+use lock_testkit::scaled_ms;
+use sqlx::{AssertSqlSafe, Connection, MySqlConnection};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// A table name of its own for one test.
+pub(crate) fn table(prefix: &str) -> String {
+    format!("{prefix}_{:08x}", rand::random::<u32>())
+}
+
+/// A lock service on `url` using `table`.
+pub(crate) async fn service(url: &str, table: &str) -> Arc<SqlLock> {
+    let lock = SqlLock::builder(url).table(table).connect().await;
+    Arc::new(lock.expect("connect"))
+}
+
+/// The server ids of the connections parked on `table`'s line now.
+pub(crate) async fn parked(admin: &mut MySqlConnection, table: &str) -> Vec<u64> {
+    let sql = "SELECT ID FROM information_schema.PROCESSLIST \
+               WHERE ID <> CONNECTION_ID() AND INFO LIKE ? AND INFO LIKE '%SLEEP(%'";
+    let rows: Vec<(i64,)> = sqlx::query_as(sql)
+        .bind(format!("%{table}%"))
+        .fetch_all(admin)
+        .await
+        .expect("read the process list");
+    rows.into_iter()
+        .map(|(id,)| u64::try_from(id).expect("a connection id"))
+        .collect()
+}
+
+/// Waits until `count` connections are parked on `table`'s line; their ids.
+pub(crate) async fn until_parked(
+    admin: &mut MySqlConnection,
+    table: &str,
+    count: usize,
+) -> Vec<u64> {
+    let deadline = Instant::now() + scaled_ms(10_000);
+    loop {
+        let ids = parked(admin, table).await;
+        if ids.len() == count {
+            return ids;
+        }
+        assert!(Instant::now() < deadline, "{ids:?} parked, not {count}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// An acquisition of `name` on `lock` waiting up to 30 s, in a task: the guard and when it
+/// was granted.
+pub(crate) fn waiter(lock: &Arc<SqlLock>, name: &str) -> JoinHandle<(LockGuard, Instant)> {
+    let (lock, name) = (Arc::clone(lock), name.to_owned());
+    tokio::spawn(async move {
+        let guard = lock.acquire_timeout(name.as_str(), scaled_ms(30_000)).await;
+        (guard.expect("granted in time"), Instant::now())
+    })
+}
+
+/// Releases `held` and waits for the parked `task` to be granted: how long the handoff took.
+pub(crate) async fn hand_over(held: LockGuard, task: JoinHandle<(LockGuard, Instant)>) -> Duration {
+    let released = Instant::now();
+    held.release().await.expect("release");
+    let (guard, granted) = task.await.expect("waiter");
+    guard.release().await.expect("release");
+    granted.saturating_duration_since(released)
+}
+
+async fn admin() -> Option<(String, MySqlConnection)> {
+    let url = crate::url()?;
+    let conn = MySqlConnection::connect(&url).await.expect("admin");
+    Some((url, conn))
+}
+
+/// Each release right after the waiter parked: a park left to sleep out would hand over
+/// after about a second. While the lock stays held past a whole park, the waiter sends no
+/// acquire statement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_release_rings_the_parked_first_waiter() {
+    let Some((url, mut admin)) = admin().await else {
+        return;
+    };
+    let table = table("ring");
+    let (holder, waiting) = (service(&url, &table).await, service(&url, &table).await);
+    for round in 0..4 {
+        let name = format!("ring-{round}");
+        let held = holder.try_acquire(name.as_str()).await.expect("try");
+        let task = waiter(&waiting, &name);
+        until_parked(&mut admin, &table, 1).await;
+        if round == 0 {
+            let before = waiting.acquire_statements();
+            tokio::time::sleep(Duration::from_millis(1_500)).await;
+            let sent = waiting.acquire_statements() - before;
+            assert_eq!(sent, 0, "a parked waiter sent {sent} tries in 1.5 s");
+        }
+        let handoff = hand_over(held.expect("free"), task).await;
+        assert!(
+            handoff < scaled_ms(300),
+            "round {round}: granted {handoff:?} after the release"
+        );
+    }
+}
+
+/// A parked connection that dies (killed here) costs the waiter only its wake-up: it still
+/// follows the line and is granted after the release, and its next wait parks again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_waiter_whose_parked_connection_dies_is_still_granted() {
+    let Some((url, mut admin)) = admin().await else {
+        return;
+    };
+    let table = table("lost");
+    let (holder, waiting) = (service(&url, &table).await, service(&url, &table).await);
+    let held = holder
+        .try_acquire("lost")
+        .await
+        .expect("try")
+        .expect("free");
+    let task = waiter(&waiting, "lost");
+    let [sleeper] = until_parked(&mut admin, &table, 1).await[..] else {
+        unreachable!("one parked")
+    };
+    let kill = format!("KILL CONNECTION {sleeper}");
+    sqlx::raw_sql(AssertSqlSafe(kill))
+        .execute(&mut admin)
+        .await
+        .expect("kill the parked connection");
+    let handoff = hand_over(held, task).await;
+    assert!(handoff < scaled_ms(3_000), "granted {handoff:?} after");
+    let held = holder
+        .try_acquire("lost")
+        .await
+        .expect("try")
+        .expect("free");
+    let task = waiter(&waiting, "lost");
+    until_parked(&mut admin, &table, 1).await;
+    let handoff = hand_over(held, task).await;
+    assert!(handoff < scaled_ms(300), "parked again: {handoff:?}");
+}
+
+/// A parked acquisition dropped mid-wait leaves no waiter entry, its parked statement ends
+/// (its connection closed rather than reused mid-statement), and the service's next wait
+/// parks and is rung as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_dropped_parked_acquisition_leaves_nothing_behind() {
+    let Some((url, mut admin)) = admin().await else {
+        return;
+    };
+    let table = table("drop");
+    let (holder, waiting) = (service(&url, &table).await, service(&url, &table).await);
+    let held = holder
+        .try_acquire("drop")
+        .await
+        .expect("try")
+        .expect("free");
+    let task = waiter(&waiting, "drop");
+    until_parked(&mut admin, &table, 1).await;
+    task.abort();
+    assert!(task.await.is_err_and(|error| error.is_cancelled()));
+    until_parked(&mut admin, &table, 0).await;
+    let deadline = Instant::now() + scaled_ms(5_000);
+    let name = lock_core::LockName::new("drop").expect("name");
+    while holder.inspect(&name).await.expect("inspect").waiters > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the dropped waiter's entry stayed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let task = waiter(&waiting, "drop");
+    until_parked(&mut admin, &table, 1).await;
+    let handoff = hand_over(held, task).await;
+    assert!(handoff < scaled_ms(300), "the next wait: {handoff:?}");
+}
