@@ -59,6 +59,12 @@ impl Inner {
         self.db
             .leave(None, name.as_str(), waiter)
             .await
-            .map_err(|error| self.error(error, "acquire").with_lock(name))
+            .map_err(|error| self.error(error, "acquire").with_lock(name))?;
+        // Removed: a failure to wake the next in line costs it only its wait (its park ends
+        // within a second), so it is no failure of this acquisition.
+        if let Err(error) = self.db.pass_on(name.as_str()).await {
+            tracing::debug!(%error, "waking the next in line failed");
+        }
+        Ok(())
     }
 }

@@ -70,6 +70,7 @@ struct Statements {
     wait_register: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
     wait_probe: sqlx::SqlStr,
+    wake_next: sqlx::SqlStr,
     inspect: sqlx::SqlStr,
     list: sqlx::SqlStr,
     force_release: sqlx::SqlStr,
@@ -120,6 +121,7 @@ impl MyDb {
             wait_register: statement(include_str!("../../sql/mysql/wait_register.sql"), table, ""),
             wait_leave: statement(include_str!("../../sql/mysql/wait_leave.sql"), table, ""),
             wait_probe: statement(include_str!("../../sql/mysql/wait_probe.sql"), table, ""),
+            wake_next: statement(include_str!("../../sql/mysql/wake_next.sql"), table, ""),
             inspect: statement(include_str!("../../sql/mysql/inspect.sql"), table, ""),
             list: statement(include_str!("../../sql/mysql/list.sql"), table, ""),
             force_release: statement(include_str!("../../sql/mysql/force_release.sql"), table, ""),
@@ -312,6 +314,23 @@ impl MyDb {
                 other => return other.map(drop),
             }
         }
+    }
+
+    /// After an acquisition left the line without the lock: rings the first waiter's parked
+    /// connection while the lock is free (see `wake_next.sql`).
+    pub(crate) async fn pass_on(&self, name: &str) -> Result<(), SqlError> {
+        let mut conn = self.pool.acquire().await?;
+        let query = sqlx::query_scalar::<_, i64>(self.sql.wake_next.clone())
+            .bind(name.as_bytes())
+            .bind(name.as_bytes());
+        let result = timed(self.timeout, query.fetch_optional(&mut *conn)).await;
+        let next = settle(&mut conn, result)?.and_then(|id| u64::try_from(id).ok());
+        if let Some(sleeper) = next {
+            let rung = sleepers::ring(&mut conn, sleeper, self.timeout).await;
+            settle(&mut conn, rung)?;
+        }
+        self.pool.reuse(conn);
+        Ok(())
     }
 
     /// Used by the test hook `SqlLock::sever` only.

@@ -80,6 +80,22 @@ impl Db {
         with_conn!(self, conn, (db, conn) => db.leave(conn, name, waiter).await)
     }
 
+    /// After an acquisition left the line without the lock, on MySQL: wakes the first waiter
+    /// in line if the lock is free, as a release would have (it may have woken the one that
+    /// left). Elsewhere nothing: PostgreSQL's removal statement does it itself, and SQLite's
+    /// waiters read the line.
+    pub(crate) async fn pass_on(&self, name: &str) -> Result<(), SqlError> {
+        match self {
+            #[cfg(feature = "mysql")]
+            Db::MySql(db) => db.pass_on(name).await,
+            #[allow(unreachable_patterns)]
+            _ => {
+                let _ = name;
+                Ok(())
+            }
+        }
+    }
+
     /// On the dialects whose waiters poll: reads where the acquisition whose entry was placed
     /// stands, on `conn`. `None` when its turn came (the lock is free and no live entry is
     /// ahead of its entry), so that the acquire statement follows; else the place, after

@@ -179,3 +179,62 @@ async fn a_dropped_parked_acquisition_leaves_nothing_behind() {
     let handoff = hand_over(held, task).await;
     assert!(handoff < scaled_ms(300), "the next wait: {handoff:?}");
 }
+
+/// The first waiter leaves (dropped here) while the lock is free and nobody rang the next:
+/// the hold ended behind the holder's back (`sever`), as a lease that ran out would. The
+/// next waiter, parked a moment ago for up to a second, is rung by the one leaving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_waiter_leaving_a_free_lock_rings_the_next() {
+    let Some((url, mut admin)) = admin().await else {
+        return;
+    };
+    let table = table("leave");
+    let holder = service(&url, &table).await;
+    let (first, second) = (service(&url, &table).await, service(&url, &table).await);
+    let held = holder
+        .try_acquire("leave")
+        .await
+        .expect("try")
+        .expect("free");
+    let leaving = waiter(&first, "leave");
+    until_parked(&mut admin, &table, 1).await;
+    let next = waiter(&second, "leave");
+    until_parked(&mut admin, &table, 2).await;
+    assert!(
+        holder.sever("leave").await.expect("sever"),
+        "nothing severed"
+    );
+    let left = Instant::now();
+    leaving.abort();
+    let (guard, granted) = next.await.expect("waiter");
+    let handoff = granted.saturating_duration_since(left);
+    assert!(handoff < scaled_ms(300), "granted {handoff:?} after");
+    guard.release().await.expect("release");
+    drop(held);
+}
+
+/// An operator's `force_release` rings the first waiter as a release does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_force_release_rings_the_parked_first_waiter() {
+    let Some((url, mut admin)) = admin().await else {
+        return;
+    };
+    let table = table("force");
+    let (holder, waiting) = (service(&url, &table).await, service(&url, &table).await);
+    let held = holder
+        .try_acquire("force")
+        .await
+        .expect("try")
+        .expect("free");
+    let task = waiter(&waiting, "force");
+    until_parked(&mut admin, &table, 1).await;
+    let name = lock_core::LockName::new("force").expect("name");
+    let forced = Instant::now();
+    let done = holder.force_release(&name, held.fencing_token()).await;
+    assert!(done.expect("force_release"), "nothing released");
+    let (guard, granted) = task.await.expect("waiter");
+    let handoff = granted.saturating_duration_since(forced);
+    assert!(handoff < scaled_ms(300), "granted {handoff:?} after");
+    guard.release().await.expect("release");
+    drop(held);
+}
