@@ -150,7 +150,7 @@ fn redis_p99_misses_are_explained_by_the_floors_own_p99() {
 /// MySQL's 32-client goal is explained by distlock's own statements sent from 32 bare clients
 /// that wait as distlock does, not by the uncontended `INSERT IGNORE` lock, which never waits.
 #[test]
-fn mysql_contention_misses_are_explained_by_the_polling_statement_floor() {
+fn mysql_contention_misses_are_explained_by_the_statement_floor_in_line() {
     let ours = Kind::Distlock("mysql").system();
     let records = vec![
         throughput("contention", ours, "mysql", 32, 3000.0, 0.0),

@@ -8,22 +8,22 @@
 //! Under contention it waits in line as a distlock acquisition does, with the same statements:
 //! a first try that finds the lock free but marked for waiters sends `acquire_in_line.sql`
 //! next; a refused first try marks the lock row (`wait_mark.sql`) and places a waiter entry
-//! (`wait_register.sql`); then it reads its place in line (`wait_probe.sql`), at once again
-//! while it is first and after one millisecond per entry ahead otherwise, and sends
-//! `acquire_in_line.sql` when its turn came; a grant after a wait removes the entry
-//! (`wait_leave.sql`). It never reads less often than distlock, whose
-//! waits also double while the line stands still. Entries are not refreshed: they last 15 s,
-//! as distlock's, and a refresh every 5 s would add less than one statement per waiter in a
-//! run.
+//! (`wait_register.sql`) naming its second connection, which it parks (`park.sql`) until a
+//! release interrupts it (`KILL QUERY`), the park's check finds its turn came, or the park's
+//! second runs out (then it parks again); when woken it sends `acquire_in_line.sql`, and a
+//! grant after a wait removes the entry (`wait_leave.sql`). Its release sends `release.sql`
+//! and interrupts the parked connection that statement reports. Entries are not refreshed:
+//! they last 15 s, as distlock's, and a refresh every 5 s would add less than one statement
+//! per waiter in a run.
 
 use async_trait::async_trait;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use lock_sql::sqlx::mysql::{MySql, MySqlArguments, MySqlQueryResult};
 use lock_sql::sqlx::query::Query;
-use lock_sql::sqlx::{self, MySqlConnection, SqlStr};
+use lock_sql::sqlx::{self, AssertSqlSafe, Connection, MySqlConnection, SqlSafeStr, SqlStr};
+use tokio::sync::Mutex;
 
 use super::statement_floor::{LEASE_US, StatementFloor, StatementHeld, statement};
 use crate::BenchResult;
@@ -43,8 +43,11 @@ pub struct MySqlStatementFloor {
     in_line: SqlStr,
     mark: SqlStr,
     register: SqlStr,
-    probe: SqlStr,
+    park: SqlStr,
     leave: SqlStr,
+    /// The connection it parks while it waits, and its id.
+    sleeper: Arc<Mutex<MySqlConnection>>,
+    sleeper_id: u64,
 }
 
 /// Makes the tables and connects for the lock `name` on the MySQL/MariaDB server of `url`.
@@ -64,6 +67,10 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
         include_str!("../../../lock-sql/sql/mysql/release.sql"),
     )
     .await?;
+    let mut sleeper = MySqlConnection::connect(url).await?;
+    let (sleeper_id,): (u64,) = sqlx::query_as("SELECT CONNECTION_ID()")
+        .fetch_one(&mut sleeper)
+        .await?;
     Ok(MySqlStatementFloor {
         floor,
         row: statement(include_str!("../../../lock-sql/sql/mysql/acquire_row.sql")),
@@ -75,8 +82,10 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
         register: statement(include_str!(
             "../../../lock-sql/sql/mysql/wait_register.sql"
         )),
-        probe: statement(include_str!("../../../lock-sql/sql/mysql/wait_probe.sql")),
+        park: statement(include_str!("../../../lock-sql/sql/mysql/park.sql")),
         leave: statement(include_str!("../../../lock-sql/sql/mysql/wait_leave.sql")),
+        sleeper: Arc::new(Mutex::new(sleeper)),
+        sleeper_id,
     })
 }
 
@@ -120,31 +129,27 @@ impl MySqlStatementFloor {
         Ok(outcome(acquire.execute(&mut *connection).await)? == Outcome::Granted)
     }
 
-    /// The wait before the next try of the acquisition with entry `waiter`, read from its place
-    /// in line; `None` when its turn came (the lock is free and no live entry is ahead).
-    async fn wait_in_line(
-        &self,
-        connection: &mut MySqlConnection,
-        waiter: &[u8],
-    ) -> BenchResult<Option<Duration>> {
+    /// Parks the second connection while it is not the turn of the entry `waiter`, for up to
+    /// a second; `false` when it slept the whole second (the turn did not come).
+    async fn park(&self, waiter: &[u8]) -> BenchResult<bool> {
         let name = self.floor.name.as_bytes();
-        let (left, ahead, _queued): (Option<i64>, i64, i64) = sqlx::query_as(self.probe.clone())
+        let mut sleeper = self.sleeper.lock().await;
+        let parked: Result<(i64,), sqlx::Error> = sqlx::query_as(self.park.clone())
             .bind(name)
             .bind(waiter)
             .bind(name)
-            .bind(name)
-            .bind(waiter)
-            .fetch_one(&mut *connection)
-            .await?;
-        if ahead == 0 && left.is_none() {
-            return Ok(None);
+            .bind(PARK_SECONDS)
+            .fetch_one(&mut *sleeper)
+            .await;
+        match parked {
+            Ok((slept,)) => Ok(slept != 0),
+            Err(error) if interrupted(&error) => Ok(true),
+            Err(error) => Err(error.into()),
         }
-        let behind_the_next = u64::try_from(ahead).unwrap_or(0).saturating_sub(1);
-        Ok(Some(Duration::from_millis(behind_the_next)))
     }
 
     /// Sends the waiter statement `sql` for the entry `waiter`, with the arguments `extra`
-    /// (the lifetime, twice, when placing).
+    /// (when placing: the lifetime and the parked connection's id, twice).
     async fn entry(
         &self,
         connection: &mut MySqlConnection,
@@ -175,27 +180,23 @@ impl Contender for MySqlStatementFloor {
         {
             return Ok(Box::new(self.floor.held(owner)));
         }
-        let lifetime = [ENTRY_LIFETIME_US, ENTRY_LIFETIME_US];
+        let sleeper = i64::try_from(self.sleeper_id)?;
+        let placing = [ENTRY_LIFETIME_US, sleeper, ENTRY_LIFETIME_US, sleeper];
         sqlx::query(self.mark.clone())
             .bind(self.floor.name.as_bytes())
             .bind(ENTRY_LIFETIME_US)
             .bind(ENTRY_LIFETIME_US)
             .execute(&mut *connection)
             .await?;
-        self.entry(&mut connection, &self.register, &waiter, &lifetime)
+        self.entry(&mut connection, &self.register, &waiter, &placing)
             .await?;
         loop {
-            match self.wait_in_line(&mut connection, &waiter).await? {
-                // A timer, even one due now, fires on the runtime's next tick.
-                Some(wait) if wait.is_zero() => {}
-                Some(wait) => tokio::time::sleep(wait).await,
-                None if self
+            if self.park(&waiter).await?
+                && self
                     .try_once(&mut connection, &owner, (&waiter, true))
-                    .await? =>
-                {
-                    break;
-                }
-                None => {}
+                    .await?
+            {
+                break;
             }
         }
         self.entry(&mut connection, &self.leave, &waiter, &[])
@@ -271,25 +272,50 @@ fn row_outcome(attempt: Result<MySqlQueryResult, sqlx::Error>) -> BenchResult<Op
 /// The insert id's top bit, set when a try was refused.
 const FREE_BUT_REFUSED: u64 = 1 << 63;
 
-/// Rolled back by contention: "deadlock found" (1213) or "lock wait timeout" (1205).
-fn contended(error: &sqlx::Error) -> bool {
+/// The longest one park sleeps, as lock-sql's.
+const PARK_SECONDS: f64 = 1.0;
+
+/// The server's error number, for an error the server reported.
+fn number(error: &sqlx::Error) -> Option<u16> {
     error
         .as_database_error()
         .and_then(|error| error.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
-        .is_some_and(|error| matches!(error.number(), 1213 | 1205))
+        .map(sqlx::mysql::MySqlDatabaseError::number)
+}
+
+/// Rolled back by contention: "deadlock found" (1213) or "lock wait timeout" (1205).
+fn contended(error: &sqlx::Error) -> bool {
+    matches!(number(error), Some(1213 | 1205))
+}
+
+/// A parked statement that a release interrupted (1317).
+fn interrupted(error: &sqlx::Error) -> bool {
+    number(error) == Some(1317)
 }
 
 #[async_trait]
 impl Held for StatementHeld<MySqlConnection> {
     async fn release(self: Box<Self>) -> BenchResult<()> {
         let mut connection = self.floor.connection.lock().await;
+        let name = self.floor.name.as_bytes();
         let released = sqlx::query(self.floor.release.clone())
-            .bind(self.floor.name.as_bytes())
+            .bind(name)
+            .bind(name)
             .bind(self.owner.as_slice())
             .execute(&mut *connection)
             .await?;
         if released.rows_affected() != 1 {
             return Err("the statement floor's release found no hold".into());
+        }
+        if released.last_insert_id() != 0 {
+            // The first waiter's parked connection: interrupt its sleep. One that is gone
+            // (1094) was woken already.
+            let kill = format!("KILL QUERY {}", released.last_insert_id());
+            let kill = sqlx::raw_sql(AssertSqlSafe(kill).into_sql_str());
+            match kill.execute(&mut *connection).await {
+                Err(error) if number(&error) != Some(1094) => return Err(error.into()),
+                _ => {}
+            }
         }
         Ok(())
     }

@@ -72,7 +72,7 @@ impl Kind {
             Kind::MySqlGetLock => "GET_LOCK/RELEASE_LOCK".to_owned(),
             Kind::MySqlRow(ms) => format!("INSERT IGNORE/DELETE, {ms} ms poll"),
             Kind::MySqlStatementFloor => {
-                "acquire.sql/release.sql floor, one connection, polling its place in line"
+                "acquire.sql/release.sql floor, one connection, parked in line, woken by KILL QUERY"
                     .to_owned()
             }
         }

@@ -15,7 +15,8 @@ use crate::servers::Servers;
 /// The scenario id.
 pub const ID: &str = "waiting";
 
-/// The systems compared: distlock on each server, and the polling peers.
+/// The systems compared: distlock on each server, the polling peers, and the floor of
+/// distlock's own MySQL statements waiting in line (what a drain costs that server at least).
 pub fn kinds() -> Vec<Kind> {
     let mut kinds: Vec<Kind> = BACKENDS[2..].iter().map(|b| Kind::Distlock(b)).collect();
     kinds.extend([
@@ -24,6 +25,7 @@ pub fn kinds() -> Vec<Kind> {
         Kind::RsLock,
         Kind::PgRow(1),
         Kind::PgAdvisory,
+        Kind::MySqlStatementFloor,
     ]);
     kinds
 }
