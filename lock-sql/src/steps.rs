@@ -63,6 +63,9 @@ pub(crate) struct SqlAttempt {
     woken: Option<Woken>,
     /// When the holder's lease ends, as the last try that found the lock held read it.
     lease_ends: Option<Instant>,
+    /// Whether opening a connection to park failed or was refused: the acquisition reads
+    /// the line from then on, rather than try again at every wait.
+    unparked: bool,
 }
 
 #[async_trait]
@@ -98,6 +101,7 @@ impl LockSteps for SqlSteps {
             named: None,
             woken: None,
             lease_ends: None,
+            unparked: false,
         }
     }
 
@@ -308,8 +312,9 @@ impl SqlSteps {
         if !attempt.entry.placed() {
             return false;
         }
-        if attempt.bell.is_none() {
+        if attempt.bell.is_none() && !attempt.unparked {
             attempt.bell = self.inner.db.bell().await;
+            attempt.unparked = attempt.bell.is_none();
         }
         attempt.bell.is_some()
     }

@@ -1,4 +1,4 @@
--- Binds: name, name, owner. End the live hold if it is ours, by moving its lease end to the
+-- Binds: name, owner. End the live hold if it is ours, by moving its lease end to the
 -- distant past. The row keeps its fencing counter and the owner token: a token of the same
 -- size stays in place of ours, so that acquire_row.sql changes the row in place; every
 -- statement takes a hold as live only while its lease runs, so the token alone holds nothing,
@@ -7,16 +7,14 @@
 -- While the row says a waiter entry may be live (wait_mark.sql), the insert id reports the
 -- parked connection of the first live entry in line (park.sql), which the releaser then
 -- interrupts so that waiter reads its turn at once; 0 when none parks (no waiter, or one that
--- parks nothing). Only a connection that runs a park (its text carries the `distlock park`
--- mark), or runs nothing, is reported: an entry written before the server restarted may name
--- a connection id that now belongs to another client, whose statements are never interrupted.
+-- parks nothing). The subquery refers to the row being updated, so it runs only for a marked
+-- row (one of constants alone would be evaluated ahead of every release). The process list
+-- is not consulted here: a reference to it costs every release a quarter of a millisecond.
 UPDATE `{table}` SET lease_end = '1970-01-01 00:00:00',
     queued_until = IF(queued_until > UTC_TIMESTAMP(6)
                       AND LAST_INSERT_ID(COALESCE((
-                          SELECT p.ID FROM information_schema.PROCESSLIST AS p
-                          WHERE p.ID = (SELECT w.sleeper FROM `{waiters}` AS w
-                                        WHERE w.name = ? AND w.expires_at > UTC_TIMESTAMP(6)
-                                        ORDER BY w.queued_at, w.waiter LIMIT 1)
-                            AND (p.INFO IS NULL OR p.INFO LIKE '%distlock park%')), 0)) >= 0,
+                          SELECT w.sleeper FROM `{waiters}` AS w
+                          WHERE w.name = `{table}`.name AND w.expires_at > UTC_TIMESTAMP(6)
+                          ORDER BY w.queued_at, w.waiter LIMIT 1), 0)) >= 0,
                       queued_until, queued_until)
 WHERE name = ? AND owner = ? AND lease_end > UTC_TIMESTAMP(6)

@@ -30,8 +30,10 @@ use std::sync::Arc;
 
 const MICROSECOND: Duration = Duration::from_micros(1);
 
-/// Error numbers of statements rolled back by contention: deadlock, lock wait timeout.
-const CONTENDED: [u16; 2] = [1213, 1205];
+/// Error numbers of statements rolled back by contention: deadlock, lock wait timeout, and
+/// interrupted (a release rings a waiter's parked connection by its id; one named by an entry
+/// written before the server restarted may now be another of this user's connections).
+const CONTENDED: [u16; 3] = [1213, 1205, 1317];
 
 /// `ER_DUP_FIELDNAME`: the column being added exists already.
 const DUPLICATE_COLUMN: u16 = 1060;
@@ -201,7 +203,6 @@ impl MyDb {
         let mut retried = false;
         let done = loop {
             let query = sqlx::query(self.sql.release.clone())
-                .bind(name.as_bytes())
                 .bind(name.as_bytes())
                 .bind(owner.as_bytes());
             let result = timed(self.timeout, query.execute(&mut **conn)).await;
