@@ -300,6 +300,7 @@ impl Held for StatementHeld<MySqlConnection> {
         let name = self.floor.name.as_bytes();
         let released = sqlx::query(self.floor.release.clone())
             .bind(name)
+            .bind(name)
             .bind(self.owner.as_slice())
             .execute(&mut *connection)
             .await?;

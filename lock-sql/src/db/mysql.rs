@@ -204,6 +204,7 @@ impl MyDb {
         let done = loop {
             let query = sqlx::query(self.sql.release.clone())
                 .bind(name.as_bytes())
+                .bind(name.as_bytes())
                 .bind(owner.as_bytes());
             let result = timed(self.timeout, query.execute(&mut **conn)).await;
             match settle(conn, result) {

@@ -44,6 +44,7 @@ impl MyDb {
         let mut conn = self.pool.acquire().await?;
         let query = sqlx::query(self.sql.force_release.clone())
             .bind(name.as_bytes())
+            .bind(name.as_bytes())
             .bind(fence);
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
         let done = settle(&mut conn, result)?;
