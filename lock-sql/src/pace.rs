@@ -1,7 +1,8 @@
-//! How soon a waiter reads its place in line again on the dialects whose server wakes no one
-//! (MySQL, SQLite): a release there tells nobody, so the next in line has to notice by itself,
-//! and the others only need to keep up with the line. A mutex's line is its waiter entries; a
-//! semaphore's or read-write lock's is the queue in its claim row.
+//! How soon a waiter reads its place in line again where nothing wakes it: on SQLite, for
+//! MySQL waiters beyond the connections their service parks (see `db::mysql::sleepers`), and
+//! for semaphores and read-write locks on both. A release there tells nobody, so the next in
+//! line has to notice by itself, and the others only need to keep up with the line. A mutex's
+//! line is its waiter entries; a semaphore's or read-write lock's is the queue in its claim row.
 //!
 //! A waiter waits one step per entry ahead of it beyond the first, so while the line moves
 //! every waiter reads about once per handoff before its turn. The first and the second in line

@@ -1,7 +1,7 @@
 //! The SQL backend's steps: one statement per try on a pooled connection, woken (or, on
-//! PostgreSQL, granted the lock) by PostgreSQL's `NOTIFY` or, on the polling dialects, woken
-//! by this service's own releases and by reading their place in line at the [`Pace`] of the
-//! line.
+//! PostgreSQL, granted the lock) by PostgreSQL's `NOTIFY`, on MySQL by the release interrupting
+//! a connection the waiter parks, and otherwise by this service's own releases and by reading
+//! their place in line at the [`Pace`] of the line.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
