@@ -97,7 +97,7 @@ impl LockSteps for SqlSteps {
             release_owed: false,
             busy_sent: Instant::now(),
             handed: None,
-            bell: self.inner.db.idle_bell(),
+            bell: None,
             named: None,
             woken: None,
             lease_ends: None,
@@ -142,6 +142,11 @@ impl LockSteps for SqlSteps {
         let (was_placed, place) = (attempt.entry.placed(), attempt.entry.due(sent));
         if place {
             attempt.entry.sending();
+            if attempt.bell.is_none() && !attempt.unparked {
+                // The entry names the connection it will park, if one is idle; else the
+                // first park opens one and names it then.
+                attempt.bell = inner.db.idle_bell();
+            }
         }
         let waiting = Waiting {
             id: attempt.entry.id,
