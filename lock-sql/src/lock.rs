@@ -200,6 +200,35 @@ impl SqlLock {
             .map_err(|error| inner.error(error, "sever").with_lock(&name))
     }
 
+    /// Parks one of this service's connections on `name`, which the caller holds, again and
+    /// again for a millisecond at a time, and interrupts it `rings` times meanwhile as a
+    /// release rings its first waiter (MySQL/MariaDB): the slowest of those rings. `None` on
+    /// the dialects that park no connection.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub async fn slowest_ring(
+        &self,
+        name: impl lock_core::IntoLockName,
+        rings: u32,
+    ) -> Result<Option<std::time::Duration>> {
+        let name = name.into_lock_name()?;
+        let inner = self.inner();
+        inner.ensure_schema().await?;
+        inner
+            .db
+            .slowest_ring(name.as_str(), rings)
+            .await
+            .map_err(|error| inner.error(error, "ring").with_lock(&name))
+    }
+
+    /// The server's id of the connection that holds the user lock this service's parked
+    /// connections wait for (MySQL/MariaDB), once one was opened; `None` elsewhere.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn parking_anchor(&self) -> Option<u64> {
+        self.inner().db.parking_anchor()
+    }
+
     /// The database dialect.
     pub fn dialect(&self) -> Dialect {
         self.inner().settings.dialect

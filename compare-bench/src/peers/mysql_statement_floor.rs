@@ -8,9 +8,10 @@
 //! Under contention it waits in line as a distlock acquisition does, with the same statements:
 //! a first try that finds the lock free but marked for waiters sends `acquire_in_line.sql`
 //! next; a refused first try marks the lock row (`wait_mark.sql`) and places a waiter entry
-//! (`wait_register.sql`) naming its second connection, which it parks (`park.sql`) until a
-//! release interrupts it (`KILL QUERY`), the park's check finds its turn came, or the park's
-//! second runs out (then it parks again); when woken it sends `acquire_in_line.sql`, and a
+//! (`wait_register.sql`) naming its second connection, which it parks (`park.sql`, waiting
+//! for a user lock that a third connection holds, as lock-sql's anchor) until a release
+//! interrupts it (`KILL QUERY`), the park's check finds its turn came, or the park's second
+//! runs out (then it parks again); when woken it sends `acquire_in_line.sql`, and a
 //! grant after a wait removes the entry (`wait_leave.sql`). Its release sends `release.sql`
 //! and interrupts the parked connection that statement reports. Entries are not refreshed:
 //! they last 15 s, as distlock's, and a refresh every 5 s would add less than one statement
@@ -48,6 +49,9 @@ pub struct MySqlStatementFloor {
     /// The connection it parks while it waits, and its id.
     sleeper: Arc<Mutex<MySqlConnection>>,
     sleeper_id: u64,
+    /// The user lock its parks wait for, and the connection that holds it.
+    anchor: String,
+    _anchor_holder: Arc<MySqlConnection>,
 }
 
 /// Makes the tables and connects for the lock `name` on the MySQL/MariaDB server of `url`.
@@ -71,6 +75,15 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
     let (sleeper_id,): (u64,) = sqlx::query_as("SELECT CONNECTION_ID()")
         .fetch_one(&mut sleeper)
         .await?;
+    let anchor = format!("distlock-park-{:032x}", rand::random::<u128>());
+    let mut anchor_holder = MySqlConnection::connect(url).await?;
+    let (taken,): (Option<i64>,) = sqlx::query_as("SELECT GET_LOCK(?, 0)")
+        .bind(anchor.as_str())
+        .fetch_one(&mut anchor_holder)
+        .await?;
+    if taken != Some(1) {
+        return Err(format!("GET_LOCK of a fresh name returned {taken:?}").into());
+    }
     Ok(MySqlStatementFloor {
         floor,
         row: statement(include_str!("../../../lock-sql/sql/mysql/acquire_row.sql")),
@@ -86,6 +99,8 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
         leave: statement(include_str!("../../../lock-sql/sql/mysql/wait_leave.sql")),
         sleeper: Arc::new(Mutex::new(sleeper)),
         sleeper_id,
+        anchor,
+        _anchor_holder: Arc::new(anchor_holder),
     })
 }
 
@@ -130,7 +145,7 @@ impl MySqlStatementFloor {
     }
 
     /// Parks the second connection while it is not the turn of the entry `waiter`, for up to
-    /// a second; `false` when it slept the whole second (the turn did not come).
+    /// a second; `false` when it waited the whole second (the turn did not come).
     async fn park(&self, waiter: &[u8]) -> BenchResult<bool> {
         let name = self.floor.name.as_bytes();
         let mut sleeper = self.sleeper.lock().await;
@@ -138,10 +153,12 @@ impl MySqlStatementFloor {
             .bind(name)
             .bind(waiter)
             .bind(name)
+            .bind(self.anchor.as_str())
             .bind(PARK_SECONDS)
             .fetch_one(&mut *sleeper)
             .await;
         match parked {
+            Ok((2,)) => Err("a park took the anchor's lock: its connection ended".into()),
             Ok((slept,)) => Ok(slept != 0),
             Err(error) if interrupted(&error) => Ok(true),
             Err(error) => Err(error.into()),

@@ -1,10 +1,14 @@
--- Binds: name, waiter id, name, seconds. A waiting acquisition's parked connection: sleeps
--- for the given time while the lock is held or a live entry is ahead of the acquisition's,
--- and returns -1 at once when neither is so (its turn came). A release whose first waiter
--- in line this is interrupts the sleep (`KILL QUERY`, see release.sql): the statement then
--- fails with "query execution was interrupted" (MariaDB) or returns 1 (MySQL). The check and
--- the sleep are one statement, so a release between them cannot go unnoticed: a release
--- committed before the statement began shows in its check, and one after it interrupts it.
+-- Binds: name, waiter id, name, anchor, seconds. A waiting acquisition's parked connection:
+-- waits for the given time while the lock is held or a live entry is ahead of the
+-- acquisition's, and returns -1 at once when neither is so (its turn came). It waits for the
+-- user lock `anchor`, which its service holds on another connection (see the `anchor`
+-- module), so the wait ends when its time runs out (0) or when a release whose first waiter
+-- in line this is interrupts it (`KILL QUERY`, see release.sql): the statement then returns 1
+-- or fails with "query execution was interrupted". It returns 2 when it got the lock, which
+-- only happens once the anchor's connection has ended. The check and the wait are one
+-- statement, so a release between them cannot go unnoticed: a release committed before the
+-- statement began shows in its check, and one after it interrupts it. `SLEEP()` would wait
+-- as well, but a `KILL QUERY` that reaches it just as its sleep ends may stall for seconds.
 SELECT /* distlock park */ CAST(IF(
     EXISTS (SELECT 1 FROM `{table}` AS held
             WHERE held.name = ? AND held.owner IS NOT NULL
@@ -15,4 +19,4 @@ SELECT /* distlock park */ CAST(IF(
                  AND w.expires_at > UTC_TIMESTAMP(6)
                  AND (w.queued_at < mine.queued_at
                       OR (w.queued_at = mine.queued_at AND w.waiter < mine.waiter))),
-    SLEEP(?), -1) AS SIGNED) AS parked
+    COALESCE(GET_LOCK(?, ?) * 2, 1), -1) AS SIGNED) AS parked

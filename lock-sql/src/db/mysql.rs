@@ -11,7 +11,10 @@ use sqlx::pool::PoolConnection;
 
 mod acquire;
 mod admin;
+mod anchor;
 mod renewals;
+#[cfg(feature = "testing")]
+mod ring_probe;
 mod sleepers;
 
 pub(crate) use sleepers::{Bell, PARK_AT_MOST, Woken};

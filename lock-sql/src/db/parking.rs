@@ -35,6 +35,34 @@ impl Db {
             _ => None,
         }
     }
+
+    /// Used by the test hook `SqlLock::slowest_ring` only: `None` on the dialects that park
+    /// no connection.
+    #[cfg(feature = "testing")]
+    #[cfg_attr(not(feature = "mysql"), allow(unused_variables))]
+    pub(crate) async fn slowest_ring(
+        &self,
+        name: &str,
+        rings: u32,
+    ) -> Result<Option<std::time::Duration>, crate::error::SqlError> {
+        match self {
+            #[cfg(feature = "mysql")]
+            Db::MySql(db) => db.slowest_ring(name, rings).await.map(Some),
+            #[allow(unreachable_patterns)]
+            _ => Ok(None),
+        }
+    }
+
+    /// Used by the test hook `SqlLock::parking_anchor` only.
+    #[cfg(feature = "testing")]
+    pub(crate) fn parking_anchor(&self) -> Option<u64> {
+        match self {
+            #[cfg(feature = "mysql")]
+            Db::MySql(db) => db.parking_anchor(),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
 }
 
 /// Without MySQL no connection is parked: a bell never exists.

@@ -2,8 +2,9 @@
 //!
 //! Nothing on these servers tells a client that a row changed, but one session may end
 //! another's statement: a waiting acquisition parks a connection of its own in one statement
-//! that checks its turn and sleeps (park.sql), its waiter entry names that connection, and a
-//! release interrupts the first waiter's sleep with `KILL QUERY` (release.sql reports whose).
+//! that checks its turn and then waits (park.sql: for the service's anchor, a user lock held
+//! elsewhere, see `anchor`), its waiter entry names that connection, and a release interrupts
+//! the first waiter's wait with `KILL QUERY` (release.sql reports whose).
 //! So a handoff costs a fixed few statements however long the line, and a waiter far back
 //! sends one statement per [`PARK_AT_MOST`] instead of reading its place at the line's pace.
 //!
@@ -19,6 +20,7 @@ use std::time::Duration;
 use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
 use sqlx::{AssertSqlSafe, Connection, SqlSafeStr, SqlStr};
 
+use super::anchor::Anchor;
 use super::number;
 use crate::db::Owner;
 use crate::error::{SqlError, timed};
@@ -45,6 +47,8 @@ pub(crate) struct Sleepers {
     park: SqlStr,
     name_sleeper: SqlStr,
     state: Mutex<Parked>,
+    /// Held while an anchor is being opened, so that waiters arriving together open one.
+    anchoring: tokio::sync::Mutex<()>,
 }
 
 #[derive(Debug, Default)]
@@ -53,6 +57,8 @@ struct Parked {
     idle: Vec<(MySqlConnection, u64)>,
     /// Connections open: idle, lent, or being opened.
     open: usize,
+    /// The user lock parked connections wait for; `None` until opened, or once lost.
+    anchor: Option<Anchor>,
 }
 
 /// How a parked statement ended.
@@ -80,6 +86,7 @@ impl Sleepers {
             park,
             name_sleeper,
             state: Mutex::new(Parked::default()),
+            anchoring: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -87,10 +94,55 @@ impl Sleepers {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// An idle parked connection, without I/O; `None` when there is none.
+    /// An idle parked connection, without I/O; `None` when there is none, or no anchor.
     pub(crate) fn idle(self: &Arc<Self>) -> Option<Bell> {
-        let (conn, id) = self.state().idle.pop()?;
-        Some(self.lend(conn, id))
+        let mut state = self.state();
+        let anchor = Arc::clone(state.anchor.as_ref()?.name());
+        let (conn, id) = state.idle.pop()?;
+        drop(state);
+        Some(self.lend(conn, id, anchor))
+    }
+
+    /// The name of the service's anchor, opened first if there is none; `None` when it could
+    /// not be opened.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: an anchor being opened when it is dropped is closed.
+    async fn anchor(&self) -> Option<Arc<str>> {
+        let current = |state: &Parked| state.anchor.as_ref().map(|a| Arc::clone(a.name()));
+        if let Some(name) = current(&self.state()) {
+            return Some(name);
+        }
+        let _opening = self.anchoring.lock().await;
+        if let Some(name) = current(&self.state()) {
+            return Some(name);
+        }
+        match Anchor::open(&self.options, self.connect_timeout).await {
+            Ok(anchor) => {
+                let name = Arc::clone(anchor.name());
+                self.state().anchor = Some(anchor);
+                Some(name)
+            }
+            Err(error) => {
+                tracing::debug!(%error, "no anchor to park on; reading the line instead");
+                None
+            }
+        }
+    }
+
+    /// The server's id of the anchor's connection, if one is open.
+    #[cfg(feature = "testing")]
+    pub(crate) fn anchor_id(&self) -> Option<u64> {
+        self.state().anchor.as_ref().map(Anchor::id)
+    }
+
+    /// The anchor `name` was found free (its connection ended): the next bell opens another.
+    fn anchor_lost(&self, name: &str) {
+        let mut state = self.state();
+        if state.anchor.as_ref().is_some_and(|a| &**a.name() == name) {
+            state.anchor = None;
+        }
     }
 
     /// A parked connection: an idle one, else a new one unless the service parks
@@ -100,10 +152,11 @@ impl Sleepers {
     ///
     /// Cancel safe: dropped while connecting, the connection is not counted.
     pub(crate) async fn bell(self: &Arc<Self>) -> Option<Bell> {
+        let anchor = self.anchor().await?;
         {
             let mut state = self.state();
             if let Some((conn, id)) = state.idle.pop() {
-                return Some(self.lend(conn, id));
+                return Some(self.lend(conn, id, anchor));
             }
             if state.open >= PARKED_AT_MOST {
                 return None;
@@ -121,7 +174,7 @@ impl Sleepers {
         match timed(self.connect_timeout, connect).await {
             Ok((conn, id)) => {
                 std::mem::forget(opening);
-                Some(self.lend(conn, id))
+                Some(self.lend(conn, id, anchor))
             }
             Err(error) => {
                 tracing::debug!(%error, "no connection to park; reading the line instead");
@@ -130,10 +183,11 @@ impl Sleepers {
         }
     }
 
-    fn lend(self: &Arc<Self>, conn: MySqlConnection, id: u64) -> Bell {
+    fn lend(self: &Arc<Self>, conn: MySqlConnection, id: u64, anchor: Arc<str>) -> Bell {
         Bell {
             conn: Some(conn),
             id,
+            anchor,
             home: Arc::clone(self),
             settled: true,
         }
@@ -155,6 +209,8 @@ impl Drop for Opening<'_> {
 pub(crate) struct Bell {
     conn: Option<MySqlConnection>,
     id: u64,
+    /// The user lock its parks wait for.
+    anchor: Arc<str>,
     home: Arc<Sleepers>,
     /// Whether no statement is in flight on it.
     settled: bool,
@@ -174,7 +230,8 @@ impl Bell {
 
     /// Parks the connection for up to `sleep` (at most [`PARK_AT_MOST`]) while it is not the
     /// turn of the entry `waiter` of `name`; first, with `name_it`, makes the entry name this
-    /// connection (wait_sleeper.sql).
+    /// connection (wait_sleeper.sql). It waits for the service's anchor lock, which it gets
+    /// only if the anchor is gone: the bell is then spent.
     ///
     /// # Cancel safety
     ///
@@ -183,7 +240,7 @@ impl Bell {
     ///
     /// # Errors
     ///
-    /// The connection failed or timed out: the bell is spent, drop it.
+    /// The connection failed or timed out, or the anchor is gone: the bell is spent, drop it.
     pub(crate) async fn park(
         &mut self,
         name: &str,
@@ -214,12 +271,21 @@ impl Bell {
             .bind(name.as_bytes())
             .bind(waiter.as_bytes())
             .bind(name.as_bytes())
+            .bind(&*self.anchor)
             .bind(sleep.as_secs_f64());
         let woken = match timed(home.timeout + sleep, query.fetch_one(&mut *conn)).await {
-            Ok((parked,)) if parked < 0 => Woken::Turn,
-            Ok((parked,)) if parked > 0 => Woken::Rung,
-            Ok(_) => Woken::SleptOut,
+            Ok((-1,)) => Woken::Turn,
+            Ok((0,)) => Woken::SleptOut,
+            Ok((1,)) => Woken::Rung,
             Err(SqlError::Sqlx(error)) if number(&error) == Some(INTERRUPTED) => Woken::Rung,
+            Ok((parked,)) => {
+                // It took the anchor's lock (2): the anchor is gone. Closed when dropped, this
+                // connection frees the lock for the next.
+                home.anchor_lost(&self.anchor);
+                return Err(SqlError::Sqlx(sqlx::Error::Protocol(format!(
+                    "a park reported {parked}: its anchor is gone"
+                ))));
+            }
             Err(error) => return Err(error),
         };
         self.settled = true;
