@@ -9,10 +9,8 @@
 -- interrupts so that waiter reads its turn at once; 0 when none parks (no waiter, or one that
 -- parks nothing). The subquery names the lock by the bound name, not by the updated row: the
 -- server reads the waiters table (with shared locks, to the end of the statement) before it
--- locks the lock row, the order acquire_in_line.sql takes them in. Read after the row lock
--- instead (a subquery naming the updated row: the opposite order), handoffs under contention
--- stalled for a second or more now and then, in distlock and in its statement floor alike;
--- read first, they did not. The shared locks also order a release and an entry being placed:
+-- locks the lock row, the order acquire_in_line.sql takes them in. The shared locks also
+-- order a release and an entry being placed:
 -- an entry placed after the read waits for the release to commit, so its park sees the lock
 -- free. The process list is not consulted here: a reference to it costs every release a
 -- quarter of a millisecond.
