@@ -19,6 +19,9 @@ use crate::steps::SqlSteps;
 use crate::wakeups::Wakeups;
 use crate::{Dialect, SqlLockBuilder, TableName};
 
+#[cfg(feature = "testing")]
+mod test_hooks;
+
 /// A lock service on one SQL database: one pool, one lock table, any number of lock names.
 ///
 /// Cheap to clone (clones share the pool and `with_lock` re-entry). Build with
@@ -157,76 +160,6 @@ impl SqlLock {
             Some(cause) => Err(inner.error(cause, "connect")),
             None => Err(error),
         }
-    }
-
-    /// How many tries this service's acquisitions have made: each an acquire statement, or on
-    /// MySQL/MariaDB and SQLite, once a waiter entry is placed, a read of the place in line
-    /// (followed by the acquire statement when the turn came).
-    #[cfg(feature = "testing")]
-    #[doc(hidden)]
-    pub fn acquire_statements(&self) -> u64 {
-        self.steps.tries.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// How many statements the renewals of this service's holds have taken, where renewals
-    /// are gathered into one statement (PostgreSQL); `None` elsewhere.
-    #[cfg(feature = "testing")]
-    #[doc(hidden)]
-    pub fn renewal_statements(&self) -> Option<u64> {
-        self.inner().db.renewal_statements()
-    }
-
-    /// How many statements this service's releases have sent, on PostgreSQL, where a release
-    /// sends `release_alone.sql` (no waiter expected), `release.sql` (hands the lock to the
-    /// first waiter), or the first and then the second: `[release_alone.sql, release.sql]`;
-    /// `None` elsewhere.
-    #[cfg(feature = "testing")]
-    #[doc(hidden)]
-    pub fn release_statements(&self) -> Option<[u64; 2]> {
-        self.inner().db.release_statements()
-    }
-
-    /// Ends the current hold on `name` behind its holder's back, keeping the fencing counter.
-    #[cfg(feature = "testing")]
-    #[doc(hidden)]
-    pub async fn sever(&self, name: impl lock_core::IntoLockName) -> Result<bool> {
-        let name = name.into_lock_name()?;
-        let inner = self.inner();
-        inner.ensure_schema().await?;
-        inner
-            .db
-            .sever(name.as_str())
-            .await
-            .map_err(|error| inner.error(error, "sever").with_lock(&name))
-    }
-
-    /// Parks one of this service's connections on `name`, which the caller holds, again and
-    /// again for a millisecond at a time, and interrupts it `rings` times meanwhile as a
-    /// release rings its first waiter (MySQL/MariaDB): the slowest of those rings. `None` on
-    /// the dialects that park no connection.
-    #[cfg(feature = "testing")]
-    #[doc(hidden)]
-    pub async fn slowest_ring(
-        &self,
-        name: impl lock_core::IntoLockName,
-        rings: u32,
-    ) -> Result<Option<std::time::Duration>> {
-        let name = name.into_lock_name()?;
-        let inner = self.inner();
-        inner.ensure_schema().await?;
-        inner
-            .db
-            .slowest_ring(name.as_str(), rings)
-            .await
-            .map_err(|error| inner.error(error, "ring").with_lock(&name))
-    }
-
-    /// The server's id of the connection that holds the user lock this service's parked
-    /// connections wait for (MySQL/MariaDB), once one was opened; `None` elsewhere.
-    #[cfg(feature = "testing")]
-    #[doc(hidden)]
-    pub fn parking_anchor(&self) -> Option<u64> {
-        self.inner().db.parking_anchor()
     }
 
     /// The database dialect.

@@ -80,28 +80,70 @@ async fn admin() -> Option<(String, MySqlConnection)> {
     Some((url, conn))
 }
 
+/// Two services on a table of their own, one to hold and one to wait, and a connection that
+/// reads the process list.
+struct Scene {
+    url: String,
+    admin: MySqlConnection,
+    table: String,
+    holder: Arc<SqlLock>,
+    waiting: Arc<SqlLock>,
+}
+
+impl Scene {
+    /// `None` when no MySQL/MariaDB server is configured.
+    async fn new(prefix: &str) -> Option<Self> {
+        let (url, admin) = admin().await?;
+        let table = table(prefix);
+        let (holder, waiting) = (service(&url, &table).await, service(&url, &table).await);
+        Some(Self {
+            url,
+            admin,
+            table,
+            holder,
+            waiting,
+        })
+    }
+
+    /// The holder takes `name`, and the waiting service waits for it until its connection is
+    /// parked: the hold and the waiter.
+    async fn held_and_parked(
+        &mut self,
+        name: &str,
+    ) -> (LockGuard, JoinHandle<(LockGuard, Instant)>) {
+        let held = self.holder.try_acquire(name).await.expect("try");
+        let task = waiter(&self.waiting, name);
+        until_parked(&mut self.admin, &self.table, 1).await;
+        (held.expect("free"), task)
+    }
+
+    /// Ends the connection `id` (`KILL CONNECTION`).
+    async fn kill(&mut self, id: u64) {
+        let kill = format!("KILL CONNECTION {id}");
+        sqlx::raw_sql(AssertSqlSafe(kill))
+            .execute(&mut self.admin)
+            .await
+            .expect("kill the connection");
+    }
+}
+
 /// Each release right after the waiter parked: a park left to sleep out would hand over
 /// after about a second. While the lock stays held past a whole park, the waiter sends no
 /// acquire statement.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_release_rings_the_parked_first_waiter() {
-    let Some((url, mut admin)) = admin().await else {
+    let Some(mut scene) = Scene::new("ring").await else {
         return;
     };
-    let table = table("ring");
-    let (holder, waiting) = (service(&url, &table).await, service(&url, &table).await);
     for round in 0..4 {
-        let name = format!("ring-{round}");
-        let held = holder.try_acquire(name.as_str()).await.expect("try");
-        let task = waiter(&waiting, &name);
-        until_parked(&mut admin, &table, 1).await;
+        let (held, task) = scene.held_and_parked(&format!("ring-{round}")).await;
         if round == 0 {
-            let before = waiting.acquire_statements();
+            let before = scene.waiting.acquire_statements();
             tokio::time::sleep(Duration::from_millis(1_500)).await;
-            let sent = waiting.acquire_statements() - before;
+            let sent = scene.waiting.acquire_statements() - before;
             assert_eq!(sent, 0, "a parked waiter sent {sent} tries in 1.5 s");
         }
-        let handoff = hand_over(held.expect("free"), task).await;
+        let handoff = hand_over(held, task).await;
         assert!(
             handoff < scaled_ms(300),
             "round {round}: granted {handoff:?} after the release"
@@ -115,11 +157,10 @@ async fn a_release_rings_the_parked_first_waiter() {
 /// handoff. (Parked in `SLEEP()`, some of these rings took two seconds each.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_ring_that_meets_a_park_as_it_ends_returns_at_once() {
-    let Some((url, _admin)) = admin().await else {
+    let Some(scene) = Scene::new("meet").await else {
         return;
     };
-    let table = table("meet");
-    let lock = service(&url, &table).await;
+    let lock = scene.holder;
     let held = lock.try_acquire("meet").await.expect("try").expect("free");
     let slowest = lock.slowest_ring("meet", 10_000).await.expect("rings");
     held.release().await.expect("release");
@@ -134,34 +175,17 @@ async fn a_ring_that_meets_a_park_as_it_ends_returns_at_once() {
 /// follows the line and is granted after the release, and its next wait parks again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_waiter_whose_parked_connection_dies_is_still_granted() {
-    let Some((url, mut admin)) = admin().await else {
+    let Some(mut scene) = Scene::new("lost").await else {
         return;
     };
-    let table = table("lost");
-    let (holder, waiting) = (service(&url, &table).await, service(&url, &table).await);
-    let held = holder
-        .try_acquire("lost")
-        .await
-        .expect("try")
-        .expect("free");
-    let task = waiter(&waiting, "lost");
-    let [sleeper] = until_parked(&mut admin, &table, 1).await[..] else {
+    let (held, task) = scene.held_and_parked("lost").await;
+    let [sleeper] = until_parked(&mut scene.admin, &scene.table, 1).await[..] else {
         unreachable!("one parked")
     };
-    let kill = format!("KILL CONNECTION {sleeper}");
-    sqlx::raw_sql(AssertSqlSafe(kill))
-        .execute(&mut admin)
-        .await
-        .expect("kill the parked connection");
+    scene.kill(sleeper).await;
     let handoff = hand_over(held, task).await;
     assert!(handoff < scaled_ms(3_000), "granted {handoff:?} after");
-    let held = holder
-        .try_acquire("lost")
-        .await
-        .expect("try")
-        .expect("free");
-    let task = waiter(&waiting, "lost");
-    until_parked(&mut admin, &table, 1).await;
+    let (held, task) = scene.held_and_parked("lost").await;
     let handoff = hand_over(held, task).await;
     assert!(handoff < scaled_ms(300), "parked again: {handoff:?}");
 }
@@ -172,36 +196,18 @@ async fn a_waiter_whose_parked_connection_dies_is_still_granted() {
 /// next wait opens a new anchor, parks, and is rung.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_waiter_whose_anchor_dies_is_still_granted_and_parks_again() {
-    let Some((url, mut admin)) = admin().await else {
+    let Some(mut scene) = Scene::new("anchor").await else {
         return;
     };
-    let table = table("anchor");
-    let (holder, waiting) = (service(&url, &table).await, service(&url, &table).await);
-    let held = holder
-        .try_acquire("anchor")
-        .await
-        .expect("try")
-        .expect("free");
-    let task = waiter(&waiting, "anchor");
-    until_parked(&mut admin, &table, 1).await;
-    let anchor = waiting.parking_anchor().expect("an anchor is open");
-    let kill = format!("KILL CONNECTION {anchor}");
-    sqlx::raw_sql(AssertSqlSafe(kill))
-        .execute(&mut admin)
-        .await
-        .expect("kill the anchor's connection");
-    until_parked(&mut admin, &table, 0).await;
+    let (held, task) = scene.held_and_parked("anchor").await;
+    let anchor = scene.waiting.parking_anchor().expect("an anchor is open");
+    scene.kill(anchor).await;
+    until_parked(&mut scene.admin, &scene.table, 0).await;
     assert!(!task.is_finished(), "granted while the lock is held");
     let handoff = hand_over(held, task).await;
     assert!(handoff < scaled_ms(3_000), "granted {handoff:?} after");
-    let held = holder
-        .try_acquire("anchor")
-        .await
-        .expect("try")
-        .expect("free");
-    let task = waiter(&waiting, "anchor");
-    until_parked(&mut admin, &table, 1).await;
-    let renewed = waiting.parking_anchor().expect("a new anchor");
+    let (held, task) = scene.held_and_parked("anchor").await;
+    let renewed = scene.waiting.parking_anchor().expect("a new anchor");
     assert_ne!(renewed, anchor, "the dead anchor is still in use");
     let handoff = hand_over(held, task).await;
     assert!(handoff < scaled_ms(300), "parked again: {handoff:?}");
@@ -212,32 +218,24 @@ async fn a_waiter_whose_anchor_dies_is_still_granted_and_parks_again() {
 /// parks and is rung as before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_dropped_parked_acquisition_leaves_nothing_behind() {
-    let Some((url, mut admin)) = admin().await else {
+    let Some(mut scene) = Scene::new("drop").await else {
         return;
     };
-    let table = table("drop");
-    let (holder, waiting) = (service(&url, &table).await, service(&url, &table).await);
-    let held = holder
-        .try_acquire("drop")
-        .await
-        .expect("try")
-        .expect("free");
-    let task = waiter(&waiting, "drop");
-    until_parked(&mut admin, &table, 1).await;
+    let (held, task) = scene.held_and_parked("drop").await;
     task.abort();
     assert!(task.await.is_err_and(|error| error.is_cancelled()));
-    until_parked(&mut admin, &table, 0).await;
+    until_parked(&mut scene.admin, &scene.table, 0).await;
     let deadline = Instant::now() + scaled_ms(5_000);
     let name = lock_core::LockName::new("drop").expect("name");
-    while holder.inspect(&name).await.expect("inspect").waiters > 0 {
+    while scene.holder.inspect(&name).await.expect("inspect").waiters > 0 {
         assert!(
             Instant::now() < deadline,
             "the dropped waiter's entry stayed"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let task = waiter(&waiting, "drop");
-    until_parked(&mut admin, &table, 1).await;
+    let task = waiter(&scene.waiting, "drop");
+    until_parked(&mut scene.admin, &scene.table, 1).await;
     let handoff = hand_over(held, task).await;
     assert!(handoff < scaled_ms(300), "the next wait: {handoff:?}");
 }
@@ -247,23 +245,15 @@ async fn a_dropped_parked_acquisition_leaves_nothing_behind() {
 /// next waiter, parked a moment ago for up to a second, is rung by the one leaving.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_waiter_leaving_a_free_lock_rings_the_next() {
-    let Some((url, mut admin)) = admin().await else {
+    let Some(mut scene) = Scene::new("leave").await else {
         return;
     };
-    let table = table("leave");
-    let holder = service(&url, &table).await;
-    let (first, second) = (service(&url, &table).await, service(&url, &table).await);
-    let held = holder
-        .try_acquire("leave")
-        .await
-        .expect("try")
-        .expect("free");
-    let leaving = waiter(&first, "leave");
-    until_parked(&mut admin, &table, 1).await;
+    let (held, leaving) = scene.held_and_parked("leave").await;
+    let second = service(&scene.url, &scene.table).await;
     let next = waiter(&second, "leave");
-    until_parked(&mut admin, &table, 2).await;
+    until_parked(&mut scene.admin, &scene.table, 2).await;
     assert!(
-        holder.sever("leave").await.expect("sever"),
+        scene.holder.sever("leave").await.expect("sever"),
         "nothing severed"
     );
     let left = Instant::now();
@@ -278,21 +268,16 @@ async fn a_waiter_leaving_a_free_lock_rings_the_next() {
 /// An operator's `force_release` rings the first waiter as a release does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_force_release_rings_the_parked_first_waiter() {
-    let Some((url, mut admin)) = admin().await else {
+    let Some(mut scene) = Scene::new("force").await else {
         return;
     };
-    let table = table("force");
-    let (holder, waiting) = (service(&url, &table).await, service(&url, &table).await);
-    let held = holder
-        .try_acquire("force")
-        .await
-        .expect("try")
-        .expect("free");
-    let task = waiter(&waiting, "force");
-    until_parked(&mut admin, &table, 1).await;
+    let (held, task) = scene.held_and_parked("force").await;
     let name = lock_core::LockName::new("force").expect("name");
     let forced = Instant::now();
-    let done = holder.force_release(&name, held.fencing_token()).await;
+    let done = scene
+        .holder
+        .force_release(&name, held.fencing_token())
+        .await;
     assert!(done.expect("force_release"), "nothing released");
     let (guard, granted) = task.await.expect("waiter");
     let handoff = granted.saturating_duration_since(forced);
