@@ -9,22 +9,37 @@ use lock_core::{CancellationToken, Error, ErrorKind, Result, async_trait};
 use zookeeper_client::{self as zk, SessionState};
 
 use crate::errors::{BACKEND, convert, is_connection_loss, within};
+use crate::lone::LoneHold;
 use crate::session::Session;
 
-/// The backend's side of a [`LockGuard`](lock_core::LockGuard): the path of our lock node.
+/// The backend's side of a [`LockGuard`](lock_core::LockGuard): the path of our lock node, and
+/// whether it was alone in its queue when granted.
 #[derive(Debug)]
 pub(crate) struct ZkHeld {
     session: Arc<Session>,
     path: Arc<str>,
+    lone: Option<LoneHold>,
 }
 
 impl ZkHeld {
     /// The hold of the node at `path`, with its lost signal: a child of the session's end,
-    /// so that the end fires every hold's signal without a list of the holds.
-    pub(crate) fn start(session: Arc<Session>, path: String) -> (Arc<Self>, CancellationToken) {
+    /// so that the end fires every hold's signal without a list of the holds. With `lone`,
+    /// a release that deletes the node leaves a note for the lock's next acquisition.
+    pub(crate) fn start(
+        session: Arc<Session>,
+        path: String,
+        lone: Option<LoneHold>,
+    ) -> (Arc<Self>, CancellationToken) {
         let lost = session.ended().child_token();
         let path = path.into();
-        (Arc::new(Self { session, path }), lost)
+        (
+            Arc::new(Self {
+                session,
+                path,
+                lone,
+            }),
+            lost,
+        )
     }
 }
 
@@ -40,7 +55,12 @@ impl HeldLock for ZkHeld {
                 return Ok(false);
             }
             match within(limit, "release", client.delete(&self.path, None)).await? {
-                Ok(()) => return Ok(true),
+                Ok(()) => {
+                    if let Some(lone) = &self.lone {
+                        lone.deleted();
+                    }
+                    return Ok(true);
+                }
                 // After an ambiguous first attempt, a missing node means that attempt deleted it.
                 Err(zk::Error::NoNode) => return Ok(retried),
                 Err(error) if is_connection_loss(&error) && !retried => retried = true,

@@ -15,6 +15,7 @@ mod label;
 mod lease_names;
 mod list;
 mod lock;
+mod lone;
 mod names;
 mod node;
 mod nodes;

@@ -40,6 +40,7 @@ impl ZkLock {
                 server: settings.server.clone(),
                 sessions: Sessions::new(Arc::clone(&settings), session),
                 wakeups: AtomicU64::new(0),
+                lone: Arc::default(),
                 leases: lock_core::backend::Leases::default(),
             }),
             defaults: settings.service.defaults.clone(),

@@ -193,7 +193,7 @@ impl LockSteps for ZkSemaphoreSteps {
             return Ok(Try::Busy(Busy::pushed()));
         }
         self.let_gate_go(attempt).await?;
-        let (held, lost) = ZkHeld::start(Arc::clone(&session), path);
+        let (held, lost) = ZkHeld::start(Arc::clone(&session), path, None);
         let grant = Grant::new(fencing_token(czxid), held, sent)
             .fixed_lease(session.session_timeout())
             .lost(lost);

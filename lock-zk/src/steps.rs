@@ -1,5 +1,7 @@
 //! The ZooKeeper recipe's steps: our ephemeral sequential node, created once per session; the
-//! lowest node holds; each waiter watches only the node just before its own.
+//! lowest node holds; each waiter watches only the node just before its own. A create learns
+//! its place from the listing sent with it, or, after a hold that was alone, from its zxid
+//! alone (see [`lone`](crate::lone)).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,13 +14,17 @@ use zookeeper_client::{self as zk, EventType, OneshotWatcher};
 
 use crate::errors::{BACKEND, RETRY_PAUSE, convert, is_connection_loss, within};
 use crate::held::ZkHeld;
-use crate::label::node_data;
+use crate::lone::{LoneHold, LoneNotes};
 use crate::names::node_name;
-use crate::node::{self, Listed};
-use crate::nodes::{contenders_of, fencing_token, protected_prefix};
+use crate::node;
+use crate::nodes::{contenders_of, fencing_token};
 use crate::recipe::{ELECTION_CHILD, RW_CHILD, Recipe};
 use crate::session::Session;
 use crate::sessions::Sessions;
+
+mod our_node;
+
+use our_node::OurNode;
 
 /// A service's steps, shared by its clones.
 #[derive(Debug)]
@@ -29,16 +35,8 @@ pub(crate) struct ZkSteps {
     /// Watch notifications on a predecessor this service's waiters received.
     pub(crate) wakeups: AtomicU64,
     pub(crate) leases: Leases,
-}
-
-/// The node an acquisition owns, or may own while its create is in flight.
-#[derive(Debug)]
-struct OurNode {
-    session: Arc<Session>,
-    /// `_c_<uuid>-`: unique to this acquisition, so a node whose create answer was lost can be
-    /// found (and cleaned up) again.
-    prefix: String,
-    path: Option<(String, i64)>,
+    /// What the last lone holds of each lock left for the next acquisition.
+    pub(crate) lone: Arc<LoneNotes>,
 }
 
 /// One acquisition: the lock's parent, the caller's deadline (reopening a session respects
@@ -63,14 +61,15 @@ pub(crate) enum Place {
     Waits(Busy),
 }
 
-/// A node that holds: its session, path and creation zxid, and when the listing that showed
-/// it first was sent.
+/// A node that holds: its session, path and creation zxid, when the request that showed it
+/// first was sent, and whether it was alone in its queue (see [`lone`](crate::lone)).
 #[derive(Debug)]
 pub(crate) struct OurHold {
     pub(crate) session: Arc<Session>,
     pub(crate) path: String,
     pub(crate) czxid: i64,
     pub(crate) sent: Instant,
+    pub(crate) alone: bool,
 }
 
 impl ZkSteps {
@@ -126,8 +125,19 @@ impl ZkSteps {
             return Ok(Place::Holds(ours));
         }
         let (parent, recipe) = (attempt.parent.clone(), attempt.recipe);
-        let (session, path, czxid, listed) = self.ensure_node(attempt).await?;
-        let session = Arc::clone(session);
+        let ensured = self.ensure_node(attempt).await?;
+        let (session, path, czxid) = (Arc::clone(ensured.session), ensured.path, ensured.czxid);
+        if let Some(sent) = ensured.alone_since {
+            let alone = true;
+            return Ok(Place::Holds(OurHold {
+                session,
+                path,
+                czxid,
+                sent,
+                alone,
+            }));
+        }
+        let listed = ensured.listed;
         let client = session.client();
         let limit = session.operation_timeout();
         let (sent, listed) = match listed {
@@ -154,11 +164,13 @@ impl ZkSteps {
             return Ok(Place::Waits(vanished(attempt)));
         };
         let Some(blocker) = recipe.blocker(&contenders, index) else {
+            let alone = contenders.len() == 1;
             return Ok(Place::Holds(OurHold {
                 session,
                 path,
                 czxid,
                 sent,
+                alone,
             }));
         };
         let predecessor = format!("{parent}/{}", contenders[blocker].node);
@@ -177,52 +189,6 @@ impl ZkSteps {
             Err(error) => Err(convert(error, "acquire")),
         }
     }
-
-    /// Our node, created (on a live session) if there is none, with the parent's listing when
-    /// it was sent together with the create.
-    async fn ensure_node<'a>(
-        &self,
-        attempt: &'a mut ZkAttempt,
-    ) -> Result<(&'a Arc<Session>, String, i64, Option<Listed>)> {
-        if attempt
-            .node
-            .as_ref()
-            .is_some_and(|node| node.session.is_ended())
-        {
-            // The session's end took the node with it.
-            attempt.node = None;
-        }
-        if attempt.node.is_none() {
-            let session = self.sessions.session(attempt.deadline).await?;
-            attempt.node = Some(OurNode {
-                session,
-                prefix: protected_prefix(),
-                path: None,
-            });
-        }
-        let node = attempt.node.as_mut().ok_or_else(|| lost_node("no node"))?;
-        let mut listed = None;
-        if node.path.is_none() {
-            // Armed from here: the create may take effect even if its answer never comes.
-            let data = node_data(&attempt.label);
-            let (parent, marker) = (&attempt.parent, attempt.recipe.marker());
-            if attempt.recipe == Recipe::Latch {
-                // The election's term lives in its parent, which must outlive its candidates.
-                crate::election::make_parent(&node.session, parent).await?;
-            }
-            let (session, prefix) = (&node.session, &node.prefix);
-            let (created, listing) =
-                node::create_then_list(session, parent, prefix, marker, data, true).await?;
-            node.path = Some(created);
-            listed = listing;
-        }
-        let (path, czxid) = node.path.clone().ok_or_else(|| lost_node("no path"))?;
-        Ok((&node.session, path, czxid, listed))
-    }
-}
-
-fn lost_node(what: &str) -> lock_core::Error {
-    lock_core::Error::new(lock_core::ErrorKind::Backend, format!("internal: {what}"))
 }
 
 #[async_trait]
@@ -251,7 +217,13 @@ impl LockSteps for ZkSteps {
                 if attempt.recipe == Recipe::Latch {
                     crate::election::register(&ours.session, &attempt.parent, ours.czxid).await;
                 }
-                let (held, lost) = ZkHeld::start(Arc::clone(&ours.session), ours.path);
+                let lone = (ours.alone && attempt.recipe == Recipe::Mutex).then(|| LoneHold {
+                    notes: Arc::clone(&self.lone),
+                    parent: attempt.parent.clone(),
+                    czxid: ours.czxid,
+                });
+                let session = Arc::clone(&ours.session);
+                let (held, lost) = ZkHeld::start(session, ours.path, lone);
                 let grant = Grant::new(fencing_token(ours.czxid), held, ours.sent)
                     .fixed_lease(ours.session.session_timeout())
                     .lost(lost);
@@ -339,6 +311,7 @@ fn first_in_line(attempt: &mut ZkAttempt) -> Option<OurHold> {
         path,
         czxid,
         sent: watch_sent,
+        alone: false,
     })
 }
 
