@@ -143,16 +143,49 @@ fn postgres_uncontended_misses_are_explained_by_the_statement_floor() {
     );
 }
 
-/// The ZooKeeper floor goal is explained by the recipe floor: the create+delete floor itself does
-/// not learn its place in a queue.
+/// distlock's uncontended ZooKeeper pair is a create and a delete (after a hold that was alone,
+/// the next create learns its place from its zxid, without a listing), so the create+delete
+/// floor is its own floor: a miss says how much of it distlock reaches, not the recipe floor's.
 #[test]
-fn zookeeper_uncontended_misses_are_explained_by_the_recipe_floor() {
-    uncontended_miss_is_explained_by_the_own_floor(
-        "zookeeper",
-        (Kind::ZkFloor, 1000.0),
-        Kind::ZkRecipeFloor,
-        "the create+delete floor",
+fn zookeeper_uncontended_misses_are_explained_by_the_create_delete_floor() {
+    let records = vec![
+        throughput(
+            "latency",
+            Kind::Distlock("zookeeper").system(),
+            "zookeeper",
+            1,
+            600.0,
+            0.0,
+        ),
+        throughput(
+            "latency",
+            Kind::ZkFloor.system(),
+            "zookeeper",
+            1,
+            1000.0,
+            0.0,
+        ),
+        throughput(
+            "latency",
+            Kind::ZkRecipeFloor.system(),
+            "zookeeper",
+            1,
+            700.0,
+            0.0,
+        ),
+    ];
+    let goals = goals(&records);
+    let missed = goals
+        .iter()
+        .find(|g| g.goal.contains("the create+delete floor"))
+        .expect("the uncontended goal");
+    assert_eq!(missed.met, Some(false), "{missed:?}");
+    let (floor, recipe) = (Kind::ZkFloor.system(), Kind::ZkRecipeFloor.system());
+    assert!(
+        missed.why.contains(&format!("floor: {floor}")) && missed.why.contains("x0.60 of it"),
+        "{missed:?}"
     );
+    assert!(!missed.why.contains(&recipe), "{missed:?}");
 }
 
 #[test]

@@ -7,8 +7,10 @@
 //! a node is ahead, read the one just ahead with a watch and wait for the watch; delete the node
 //! to release. When the watched node was the only one ahead, its deletion makes ours the
 //! lowest (sequence numbers only grow), so it holds without listing again, as distlock's waiter
-//! does; otherwise it lists again. Uncontended, it shows what learning one's place costs beside
-//! the create+delete floor; contended, it is the least server work of a handoff in a queue.
+//! does; otherwise it lists again. Uncontended, it shows what learning one's place by a listing
+//! costs beside the create+delete floor (Curator lists every time; distlock skips the listing
+//! when its create's zxid proves the node alone, so its uncontended floor is create+delete);
+//! contended, it is the least server work of a handoff in a queue.
 
 use async_trait::async_trait;
 use zookeeper_client::{Acls, Client, CreateMode, EventType};

@@ -70,9 +70,6 @@ const REDIS_SCRIPT_FLOOR: Pick = row("latency", 1, &["acquire.lua"]);
 /// server work of distlock's queue and handoff.
 const REDIS_SCRIPT_QUEUE_FLOOR: Pick = row("contention", 32, &["acquire.lua"]);
 const ZK_FLOOR: Pick = row("latency", 1, &["create+delete floor"]);
-/// A queue recipe's server work from a bare session: the create, the listing behind it, the
-/// delete.
-const ZK_RECIPE_FLOOR: Pick = row("latency", 1, &["recipe floor"]);
 /// The same recipe from 32 bare sessions, each watching the node ahead of its own: the server
 /// work of a queue's handoffs (a delete, its watch event, the next create and listing).
 const ZK_RECIPE_QUEUE_FLOOR: Pick = row("contention", 32, &["recipe floor"]);
@@ -189,7 +186,8 @@ pub const SPECS: [Spec; 21] = [
         (OURS_1, ZK_FLOOR),
         PAIRS,
         0.9,
-        ZK_RECIPE_FLOOR,
+        // Uncontended, a lone hold's next create skips the listing: a create and a delete.
+        ZK_FLOOR,
     ),
     versus(
         "zookeeper",
