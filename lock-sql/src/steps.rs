@@ -251,10 +251,16 @@ impl LockSteps for SqlSteps {
     /// An acquisition that parks a connection (MySQL) waits on it instead: until a release
     /// interrupts it, its check finds the turn came, or it slept until `until`.
     async fn wait(&self, attempt: &mut SqlAttempt, until: Deadline) {
-        if let Some(bell) = attempt.bell.as_mut().filter(|_| attempt.entry.placed()) {
-            let sleep = until.instant().map_or(PARK_AT_MOST, |at| {
-                at.saturating_duration_since(Instant::now())
-            });
+        let sleep = until.instant().map_or(PARK_AT_MOST, |at| {
+            at.saturating_duration_since(Instant::now())
+        });
+        // A time the server cannot wait (a fraction of a second, on MySQL) is waited here.
+        let placed = attempt.entry.placed();
+        if let Some(bell) = attempt
+            .bell
+            .as_mut()
+            .filter(|b| placed && b.parks_for(sleep))
+        {
             let name_it = attempt.named != Some(bell.id());
             let (name, entry) = (attempt.name.as_str(), attempt.entry.id);
             match bell.park(name, entry, sleep, name_it).await {

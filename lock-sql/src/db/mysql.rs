@@ -12,6 +12,7 @@ use sqlx::pool::PoolConnection;
 mod acquire;
 mod admin;
 mod anchor;
+mod park_time;
 mod renewals;
 #[cfg(feature = "testing")]
 mod ring_probe;

@@ -53,6 +53,32 @@ impl Db {
         }
     }
 
+    /// Used by the test hook `SqlLock::park_whole_seconds` only: `false` on the dialects that
+    /// park no connection.
+    #[cfg(feature = "testing")]
+    pub(crate) fn park_whole_seconds(&self) -> bool {
+        match self {
+            #[cfg(feature = "mysql")]
+            Db::MySql(db) => {
+                db.park_whole_seconds();
+                true
+            }
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
+    /// Used by the test hook `SqlLock::parks_sent` only.
+    #[cfg(feature = "testing")]
+    pub(crate) fn parks_sent(&self) -> Option<u64> {
+        match self {
+            #[cfg(feature = "mysql")]
+            Db::MySql(db) => Some(db.parks_sent()),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
     /// Used by the test hook `SqlLock::parking_anchor` only.
     #[cfg(feature = "testing")]
     pub(crate) fn parking_anchor(&self) -> Option<u64> {
@@ -89,6 +115,10 @@ mod none {
 
     impl Bell {
         pub(crate) fn id(&self) -> u64 {
+            match *self {}
+        }
+
+        pub(crate) fn parks_for(&self, _: Duration) -> bool {
             match *self {}
         }
 

@@ -63,6 +63,21 @@ impl SqlLock {
             .map_err(|error| inner.error(error, "ring").with_lock(&name))
     }
 
+    /// Makes this service park its waiters' connections as on a server whose `GET_LOCK` waits
+    /// whole seconds (MySQL), whatever this server does: `false` on the dialects that park
+    /// no connection.
+    #[doc(hidden)]
+    pub fn park_whole_seconds(&self) -> bool {
+        self.inner().db.park_whole_seconds()
+    }
+
+    /// How many park statements this service's parked connections have sent (MySQL/MariaDB);
+    /// `None` elsewhere.
+    #[doc(hidden)]
+    pub fn parks_sent(&self) -> Option<u64> {
+        self.inner().db.parks_sent()
+    }
+
     /// The server's id of the connection that holds the user lock this service's parked
     /// connections wait for (MySQL/MariaDB), once one was opened; `None` elsewhere.
     #[doc(hidden)]

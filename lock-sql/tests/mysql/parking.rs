@@ -285,3 +285,33 @@ async fn a_force_release_rings_the_parked_first_waiter() {
     guard.release().await.expect("release");
     drop(held);
 }
+
+/// On a server whose `GET_LOCK` waits whole seconds (MySQL), a park of less than a second
+/// cannot be asked for: the end of a wait is waited on the client, so that a wait neither
+/// parks again and again in its last fraction of a second nor outlasts its time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn whole_second_parks_neither_spin_nor_outlast_the_wait() {
+    let Some(scene) = Scene::new("whole").await else {
+        return;
+    };
+    assert!(scene.waiting.park_whole_seconds(), "a MySQL service parks");
+    let held = scene.holder.try_acquire("whole").await.expect("try");
+    let held = held.expect("free");
+    for (wait_ms, most_parks) in [(450, 1), (700, 1), (2_500, 3)] {
+        let parks = scene.waiting.parks_sent().expect("parks counted");
+        let started = Instant::now();
+        let wait = Duration::from_millis(wait_ms);
+        let waited = scene.waiting.acquire_timeout("whole", wait).await;
+        let took = started.elapsed();
+        let error = waited.expect_err("acquired a held lock");
+        assert_eq!(error.kind(), lock_core::ErrorKind::Timeout, "{error}");
+        let sent = scene.waiting.parks_sent().expect("parks counted") - parks;
+        assert!(
+            sent <= most_parks,
+            "a {wait_ms} ms wait parked {sent} times"
+        );
+        let late = took.saturating_sub(wait);
+        assert!(late < scaled_ms(250), "a {wait_ms} ms wait took {took:?}");
+    }
+    held.release().await.expect("release");
+}

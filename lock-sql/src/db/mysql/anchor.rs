@@ -27,12 +27,16 @@ pub(crate) struct Anchor {
     name: Arc<str>,
     /// The server's id of the connection that holds it.
     id: u64,
+    /// Whether the server's `GET_LOCK` waits fractions of a second (MariaDB since 10.1.2);
+    /// MySQL's waits whole seconds, the timeout rounded to the nearest.
+    waits_fractions: bool,
     /// Holds the lock: closed, it frees it.
     _holder: MySqlConnection,
 }
 
 impl Anchor {
-    /// Connects and takes a user lock of a fresh random name.
+    /// Connects and takes a user lock of a fresh random name, and learns whether the server
+    /// waits fractions of a second.
     ///
     /// # Cancel safety
     ///
@@ -49,20 +53,21 @@ impl Anchor {
         let name = format!("distlock-park-{:032x}", rand::random::<u128>());
         let open = async {
             let mut holder = MySqlConnection::connect_with(options).await?;
-            let (taken, id): (Option<i64>, u64) =
-                sqlx::query_as("SELECT GET_LOCK(?, 0), CONNECTION_ID()")
-                    .bind(name.as_str())
-                    .fetch_one(&mut holder)
-                    .await?;
-            Ok::<_, sqlx::Error>((holder, taken, id))
+            let query = "SELECT GET_LOCK(?, 0), CONNECTION_ID(), VERSION() LIKE '%MariaDB%'";
+            let (taken, id, mariadb): (Option<i64>, u64, i64) = sqlx::query_as(query)
+                .bind(name.as_str())
+                .fetch_one(&mut holder)
+                .await?;
+            Ok::<_, sqlx::Error>((holder, taken, id, mariadb == 1))
         };
         match timed(timeout, open).await? {
-            (holder, Some(1), id) => Ok(Self {
+            (holder, Some(1), id, waits_fractions) => Ok(Self {
                 name: name.into(),
                 id,
+                waits_fractions,
                 _holder: holder,
             }),
-            (_, taken, _) => Err(SqlError::Sqlx(sqlx::Error::Protocol(format!(
+            (_, taken, _, _) => Err(SqlError::Sqlx(sqlx::Error::Protocol(format!(
                 "GET_LOCK of a fresh name returned {taken:?}, not 1"
             )))),
         }
@@ -71,6 +76,11 @@ impl Anchor {
     /// The user lock's name.
     pub(crate) fn name(&self) -> &Arc<str> {
         &self.name
+    }
+
+    /// Whether the server's `GET_LOCK` waits fractions of a second.
+    pub(crate) fn waits_fractions(&self) -> bool {
+        self.waits_fractions
     }
 
     /// The server's id of the connection that holds the lock.

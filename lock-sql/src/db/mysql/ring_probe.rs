@@ -1,5 +1,6 @@
-//! Test hooks: how long the ring that wakes a parked waiter takes at its worst, and which
-//! connection holds the anchor that parked connections wait for.
+//! Test hooks: how long the ring that wakes a parked waiter takes at its worst, which
+//! connection holds the anchor that parked connections wait for, parking as on MySQL, and the
+//! parks sent.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,5 +52,15 @@ impl MyDb {
     /// The server's id of the connection holding the anchor, if one is open.
     pub(crate) fn parking_anchor(&self) -> Option<u64> {
         self.sleepers.anchor_id()
+    }
+
+    /// Used by the test hook `SqlLock::park_whole_seconds` only.
+    pub(crate) fn park_whole_seconds(&self) {
+        self.sleepers.park_whole_seconds();
+    }
+
+    /// Used by the test hook `SqlLock::parks_sent` only.
+    pub(crate) fn parks_sent(&self) -> u64 {
+        self.sleepers.parks_sent()
     }
 }

@@ -14,6 +14,7 @@
 //! [`PARK_AT_MOST`]. A service parks at most [`PARKED_AT_MOST`] connections; waiters beyond
 //! them read their place at the pace of the line (`crate::pace`).
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ use sqlx::{AssertSqlSafe, Connection, SqlSafeStr, SqlStr};
 
 use super::anchor::Anchor;
 use super::number;
+use super::park_time::park_seconds;
 use crate::db::Owner;
 use crate::error::{SqlError, timed};
 
@@ -49,6 +51,11 @@ pub(crate) struct Sleepers {
     state: Mutex<Parked>,
     /// Held while an anchor is being opened, so that waiters arriving together open one.
     anchoring: tokio::sync::Mutex<()>,
+    /// Whether the server's `GET_LOCK` waits whole seconds only (MySQL), as its anchor found.
+    whole_seconds: AtomicBool,
+    /// Park statements sent, for lock-sql's tests.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    parks: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -87,6 +94,8 @@ impl Sleepers {
             name_sleeper,
             state: Mutex::new(Parked::default()),
             anchoring: tokio::sync::Mutex::new(()),
+            whole_seconds: AtomicBool::new(false),
+            parks: AtomicU64::new(0),
         }
     }
 
@@ -121,6 +130,9 @@ impl Sleepers {
         match Anchor::open(&self.options, self.connect_timeout).await {
             Ok(anchor) => {
                 let name = Arc::clone(anchor.name());
+                if !anchor.waits_fractions() {
+                    self.whole_seconds.store(true, Ordering::Relaxed);
+                }
                 self.state().anchor = Some(anchor);
                 Some(name)
             }
@@ -135,6 +147,19 @@ impl Sleepers {
     #[cfg(feature = "testing")]
     pub(crate) fn anchor_id(&self) -> Option<u64> {
         self.state().anchor.as_ref().map(Anchor::id)
+    }
+
+    /// Parks as on a server whose `GET_LOCK` waits whole seconds (MySQL), whatever this one
+    /// does.
+    #[cfg(feature = "testing")]
+    pub(crate) fn park_whole_seconds(&self) {
+        self.whole_seconds.store(true, Ordering::Relaxed);
+    }
+
+    /// How many park statements this service's parked connections have sent.
+    #[cfg(feature = "testing")]
+    pub(crate) fn parks_sent(&self) -> u64 {
+        self.parks.load(Ordering::Relaxed)
     }
 
     /// The anchor `name` was found free (its connection ended): the next bell opens another.
@@ -228,10 +253,17 @@ impl Bell {
         self.id
     }
 
+    /// Whether a park of `sleep` waits on the server at all (see [`park_seconds`]).
+    pub(crate) fn parks_for(&self, sleep: Duration) -> bool {
+        let whole = self.home.whole_seconds.load(Ordering::Relaxed);
+        park_seconds(sleep.min(PARK_AT_MOST), whole).is_some()
+    }
+
     /// Parks the connection for up to `sleep` (at most [`PARK_AT_MOST`]) while it is not the
     /// turn of the entry `waiter` of `name`; first, with `name_it`, makes the entry name this
     /// connection (wait_sleeper.sql). It waits for the service's anchor lock, which it gets
-    /// only if the anchor is gone: the bell is then spent.
+    /// only if the anchor is gone: the bell is then spent. A `sleep` the server cannot wait
+    /// (see [`Bell::parks_for`]) checks the turn and returns at once.
     ///
     /// # Cancel safety
     ///
@@ -267,12 +299,14 @@ impl Bell {
             }
         }
         let sleep = sleep.min(PARK_AT_MOST);
+        let whole = home.whole_seconds.load(Ordering::Relaxed);
+        home.parks.fetch_add(1, Ordering::Relaxed);
         let query = sqlx::query_as::<_, (i64,)>(home.park.clone())
             .bind(name.as_bytes())
             .bind(waiter.as_bytes())
             .bind(name.as_bytes())
             .bind(&*self.anchor)
-            .bind(sleep.as_secs_f64());
+            .bind(park_seconds(sleep, whole).unwrap_or(0.0));
         let woken = match timed(home.timeout + sleep, query.fetch_one(&mut *conn)).await {
             Ok((-1,)) => Woken::Turn,
             Ok((0,)) => Woken::SleptOut,
