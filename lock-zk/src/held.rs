@@ -57,7 +57,7 @@ impl HeldLock for ZkHeld {
             match within(limit, "release", client.delete(&self.path, None)).await? {
                 Ok(()) => {
                     if let Some(lone) = &self.lone {
-                        lone.deleted();
+                        lone.deleted(&self.path);
                     }
                     return Ok(true);
                 }

@@ -53,18 +53,22 @@ pub(crate) fn proves_alone(noted: i64, czxid: i64) -> bool {
     noted.checked_add(2) == Some(czxid)
 }
 
-/// A hold whose node was alone when granted: what its release notes once it deleted the node.
+/// A hold whose node was alone when granted: where its release leaves its note, and the
+/// node's creation zxid. Kept with every such hold, so it carries no copy of the lock's
+/// parent: the node's path gives it.
 #[derive(Debug)]
 pub(crate) struct LoneHold {
     pub(crate) notes: Arc<LoneNotes>,
-    pub(crate) parent: String,
     pub(crate) czxid: i64,
 }
 
 impl LoneHold {
-    /// Our delete of the node was answered: the next create may check against its zxid.
-    pub(crate) fn deleted(&self) {
-        self.notes.leave(&self.parent, self.czxid);
+    /// Our delete of the node at `path` was answered: the next create under its parent may
+    /// check against its zxid.
+    pub(crate) fn deleted(&self, path: &str) {
+        if let Some((parent, _)) = path.rsplit_once('/') {
+            self.notes.leave(parent, self.czxid);
+        }
     }
 }
 

@@ -219,7 +219,6 @@ impl LockSteps for ZkSteps {
                 }
                 let lone = (ours.alone && attempt.recipe == Recipe::Mutex).then(|| LoneHold {
                     notes: Arc::clone(&self.lone),
-                    parent: attempt.parent.clone(),
                     czxid: ours.czxid,
                 });
                 let session = Arc::clone(&ours.session);
