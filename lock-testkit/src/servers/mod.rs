@@ -16,6 +16,7 @@ mod resp;
 mod resp_process;
 mod sentinel;
 mod slot_migration;
+mod stopped;
 mod zk_ensemble;
 mod zookeeper;
 mod zookeeper_tls;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::stopped;
 use crate::ServerError;
 
 /// How to start one server process, kept so it can be started again on the same port and data.
@@ -147,9 +148,18 @@ impl ServerProcess {
         }
     }
 
-    /// Pauses the server (SIGSTOP): connections stay open, nothing is answered.
+    /// Pauses the server (SIGSTOP): connections stay open, nothing is answered. Returns once
+    /// every thread of the server's processes has stopped, so nothing answers after it.
+    ///
+    /// # Errors
+    ///
+    /// When `kill` cannot be run, or a thread still runs 10 s after the signal.
     pub fn pause(&self) -> std::io::Result<()> {
-        self.signal("STOP")
+        self.signal("STOP")?;
+        let Some(pid) = self.pid() else { return Ok(()) };
+        let mut family = descendants(pid);
+        family.push(pid);
+        stopped::wait_stopped(&family, Duration::from_secs(10))
     }
 
     /// Resumes a paused server (SIGCONT).
