@@ -9,6 +9,8 @@ mod fairness;
 mod handoff;
 #[path = "postgres/leaving.rs"]
 mod leaving;
+#[path = "postgres/refresh_race.rs"]
+mod refresh_race;
 #[path = "postgres/release_choice.rs"]
 mod release_choice;
 

@@ -11,6 +11,9 @@
 -- table's channel.
 -- The row that comes back (none when the hold was not ours) says in `waited` whether a waiter
 -- was in line. With none, release_alone.sql does the same for less.
+-- An entry carrying our own token is none to grant: it is the entry of the acquisition that
+-- holds (a refresh of it, sent before the release that granted it committed, put it back after
+-- that release deleted it); it goes with the hold.
 -- Row locks are taken in the order wait_leave.sql and acquire.sql take them: the lock row
 -- first, then the first entry. An entry whose removal committed meanwhile is passed over for
 -- the next, and one being removed is waited for, so a release never grants or wakes only an
@@ -23,8 +26,13 @@ WITH mine AS (
 head AS (
     SELECT waiter, grant_owner, grant_lease_us, grant_label FROM "{waiters}"
     WHERE name = $1 AND expires_at > now() AND EXISTS (SELECT 1 FROM mine)
+      AND grant_owner IS DISTINCT FROM $2
     ORDER BY queued_at, waiter LIMIT 1
     FOR UPDATE
+),
+own AS (
+    DELETE FROM "{waiters}"
+    WHERE name = $1 AND grant_owner = $2 AND EXISTS (SELECT 1 FROM mine)
 ),
 next AS (
     SELECT h.waiter, h.grant_owner, h.grant_lease_us, h.grant_label
