@@ -6,6 +6,7 @@ pub mod mysql;
 pub mod mysql_statement_floor;
 pub mod pg;
 pub mod pg_floor;
+pub mod pg_line;
 pub mod pg_notify_floor;
 pub mod pg_statement_floor;
 pub mod redis_handoff_floor;

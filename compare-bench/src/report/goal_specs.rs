@@ -76,8 +76,10 @@ const ZK_RECIPE_QUEUE_FLOOR: Pick = row("contention", 32, &["recipe floor"]);
 /// distlock's own PostgreSQL statements from a bare client: the server work of distlock's pair.
 /// Its release was `release.sql` in runs before `release_alone.sql` existed.
 const PG_STATEMENT_FLOOR: Pick = row("latency", 1, &["acquire_first.sql/release"]);
-/// The least a `LISTEN`/`NOTIFY` handoff costs with 32 listening clients.
-const PG_HANDOFF_FLOOR: Pick = row("contention", 32, &["handoff floor"]);
+/// The same statements from 32 bare clients that wait in line as distlock's acquisitions do (a
+/// waiter entry with grant terms, a listener that hears the grant): the server work of
+/// distlock's contended grants, served in arrival order.
+const PG_STATEMENT_LINE_FLOOR: Pick = row("contention", 32, &["acquire_first.sql/release"]);
 /// distlock's own MySQL/MariaDB statements from a bare client: the server work of its pair.
 /// The PostgreSQL floor has the same file names: the backend tells them apart.
 const MYSQL_STATEMENT_FLOOR: Pick = row("latency", 1, &["release.sql floor"]);
@@ -219,7 +221,7 @@ pub const SPECS: [Spec; 21] = [
         (OURS_32, row("contention", 32, &["insert", "row"])),
         PAIRS,
         3.0,
-        PG_HANDOFF_FLOOR,
+        PG_STATEMENT_LINE_FLOOR,
     ),
     versus(
         "postgres",
@@ -227,7 +229,7 @@ pub const SPECS: [Spec; 21] = [
         (OURS_32, row("contention", 32, &["advisory"])),
         PAIRS,
         0.5,
-        PG_HANDOFF_FLOOR,
+        PG_STATEMENT_LINE_FLOOR,
     ),
     bound(
         "postgres",

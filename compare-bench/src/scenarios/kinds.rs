@@ -26,7 +26,7 @@ pub enum Kind {
     /// The PostgreSQL floor: one `INSERT` and one `DELETE`, uncontended only.
     PgFloor,
     /// The floor of distlock's PostgreSQL statements: lock-sql's acquire and release
-    /// statements sent by a bare client, uncontended only.
+    /// statements sent by a bare client, which waits in line on a listener as distlock does.
     PgStatementFloor,
     /// The PostgreSQL handoff floor: a `pg_notify` naming the next waiter, each client
     /// listening on a connection of its own; contended only.
@@ -58,7 +58,8 @@ impl Kind {
             Kind::PgAdvisory => "pg_advisory_lock".to_owned(),
             Kind::PgFloor => "INSERT/DELETE floor, no polling".to_owned(),
             Kind::PgStatementFloor => {
-                "acquire_first.sql/release_alone.sql floor, one connection".to_owned()
+                "acquire_first.sql/release_alone.sql floor, one connection, in line on a listener"
+                    .to_owned()
             }
             Kind::PgNotifyFloor => "pg_notify handoff floor, a listener per client".to_owned(),
             Kind::ZkFloor => format!(
@@ -100,7 +101,7 @@ impl Kind {
 
     /// Whether it takes part in the contention sweep: the uncontended floors cannot wait.
     pub fn contends(self) -> bool {
-        !matches!(self, Kind::PgFloor | Kind::PgStatementFloor | Kind::ZkFloor)
+        !matches!(self, Kind::PgFloor | Kind::ZkFloor)
     }
 
     /// Whether it takes part in the uncontended latency scenario: the handoff floor does
