@@ -3,6 +3,8 @@
 
 mod support;
 
+#[path = "postgres/blocking.rs"]
+mod blocking;
 #[path = "postgres/fairness.rs"]
 mod fairness;
 #[path = "postgres/handoff.rs"]

@@ -10,7 +10,7 @@ use lock_testkit::scaled_ms;
 use sqlx::PgPool;
 use tokio::time::Instant;
 
-use crate::leaving::until_count;
+use crate::blocking::until_count;
 use crate::support::line::{Line, service};
 use crate::support::{SqlTarget, unique};
 

@@ -1,35 +1,17 @@
 //! A waiter that leaves the line of a free lock wakes whoever is left, even an acquisition
 //! whose entry was placed while the leave was under way (invisible to the leave's statement).
 
-use std::time::Duration;
-
 use lock_core::DistributedLockExt;
 use lock_testkit::scaled_ms;
 use sqlx::PgPool;
 use tokio::time::Instant;
 
+use crate::blocking::{backend_pid, until_blocked, until_count};
 use crate::support::line::service;
 use crate::support::{SqlTarget, unique};
 
 fn target() -> Option<SqlTarget> {
     crate::url().map(SqlTarget::plain)
-}
-
-/// Waits until `query` (a count) answers `want`, or panics after a few seconds.
-pub(crate) async fn until_count(admin: &PgPool, query: &'static str, name: &str, want: i64) {
-    let deadline = Instant::now() + scaled_ms(5000);
-    loop {
-        let count: i64 = sqlx::query_scalar(query)
-            .bind(name)
-            .fetch_one(admin)
-            .await
-            .expect("count");
-        if count == want {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{query} stayed at {count}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
 }
 
 /// The leave of a cancelled waiter is held up (an open transaction holds the lock row, which
@@ -65,10 +47,9 @@ async fn a_leave_racing_a_newcomer_still_wakes_it() {
         .execute(&mut *freeing)
         .await
         .expect("free the lock row");
+    let locker = backend_pid(&mut freeing).await;
     waiting.abort();
-    let blocked = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
-                   AND query LIKE '%' || $1 || '%'";
-    until_count(&admin, blocked, "DELETE FROM \"distlock_locks_waiters\"", 1).await;
+    until_blocked(&admin, locker, 1, scaled_ms(5000)).await;
 
     let arrival = {
         let (arriving, name) = (arriving.clone(), name.clone());

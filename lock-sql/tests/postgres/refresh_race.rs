@@ -4,47 +4,17 @@
 //! hand the lock to that entry: it would pass the lock to the token releasing it, and leave it
 //! held by nobody until the lease ran out.
 
-use std::time::Duration;
-
 use lock_core::DistributedLockExt;
 use lock_sql::SqlLock;
 use lock_testkit::scaled_ms;
 use sqlx::{PgPool, Postgres, Transaction};
-use tokio::time::Instant;
 
+use crate::blocking::{backend_pid, until_blocked, until_count};
 use crate::support::line::service;
 use crate::support::{SqlTarget, unique};
 
 fn target() -> Option<SqlTarget> {
     crate::url().map(SqlTarget::plain)
-}
-
-/// Waits until `want` statements wait, directly or behind another, for the transaction of
-/// the backend `locker`, or panics. Other tests' statements on the same server do not count.
-async fn until_blocked(admin: &PgPool, locker: i32, want: i64, within: Duration) {
-    let deadline = Instant::now() + within;
-    loop {
-        let blocked: i64 = sqlx::query_scalar(
-            "WITH RECURSIVE behind(pid) AS ( \
-                 SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) \
-                 UNION \
-                 SELECT a.pid FROM pg_stat_activity AS a \
-                 JOIN behind AS b ON b.pid = ANY(pg_blocking_pids(a.pid)) \
-             ) SELECT count(*) FROM behind",
-        )
-        .bind(locker)
-        .fetch_one(admin)
-        .await
-        .expect("count the blocked statements");
-        if blocked == want {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{blocked} statements blocked, not {want}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
 }
 
 /// Locks the waiter entries of `name`, so that a release granting one and the refresh of that
@@ -58,10 +28,7 @@ async fn lock_entries<'a>(admin: &'a PgPool, name: &str) -> (Transaction<'a, Pos
             .await
             .expect("lock the entries");
     assert_eq!(locked.len(), 1, "one waiter entry");
-    let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
-        .fetch_one(&mut *locking)
-        .await
-        .expect("the locking backend");
+    let pid = backend_pid(&mut locking).await;
     (locking, pid)
 }
 
@@ -86,7 +53,7 @@ async fn a_refresh_racing_its_grant_leaves_no_hold_behind_the_release() {
         let name = name.clone();
         tokio::spawn(async move { waiting.acquire_timeout(&name, scaled_ms(30_000)).await })
     };
-    crate::leaving::until_count(
+    until_count(
         &admin,
         "SELECT count(*) FROM distlock_locks_waiters WHERE name = $1",
         name.as_str(),
