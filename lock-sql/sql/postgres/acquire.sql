@@ -19,6 +19,10 @@
 -- holder or an earlier waiter, so waiters that find the lock held do not queue on its row
 -- lock; the ON CONFLICT condition re-checks the latest row version, which is what makes the
 -- grant atomic.
+-- An entry carrying the lock row's owner token is nobody waiting: owner tokens name one
+-- acquisition, and one that was granted waits no more (release.sql tells how such an entry can
+-- come back). It is passed over here, and goes (`lapsed`) when this statement takes the lock
+-- over from that owner's ended lease, so no later release grants the lock to it.
 -- `remaining_us` bounds the wait: the live holder's remaining lease, else how long the first
 -- waiter ahead keeps its entry unless it refreshes it.
 WITH mine AS (
@@ -29,6 +33,10 @@ ahead AS (
     WHERE w.name = $1 AND w.waiter <> $5 AND w.expires_at > now()
       AND NOT EXISTS (
           SELECT 1 FROM mine WHERE (mine.queued_at, mine.waiter) < (w.queued_at, w.waiter)
+      )
+      AND NOT EXISTS (
+          SELECT 1 FROM "{table}" AS granted
+          WHERE granted.name = $1 AND granted.owner = w.grant_owner
       )
     ORDER BY w.queued_at, w.waiter
     LIMIT 1
@@ -58,6 +66,14 @@ attempt AS (
 served AS (
     DELETE FROM "{waiters}"
     WHERE name = $1 AND waiter = $5 AND EXISTS (SELECT 1 FROM attempt)
+),
+lapsed AS (
+    DELETE FROM "{waiters}"
+    WHERE name = $1 AND EXISTS (SELECT 1 FROM attempt)
+      AND EXISTS (
+          SELECT 1 FROM "{table}" WHERE name = $1 AND owner IS NOT NULL AND lease_end <= now()
+      )
+      AND grant_owner = (SELECT owner FROM "{table}" WHERE name = $1)
 ),
 queued AS (
     INSERT INTO "{waiters}"

@@ -4,11 +4,17 @@
 -- The first try of an acquisition, which has no waiter entry yet: acquire.sql without the
 -- entry's upkeep (no entry to read, remove or refresh), so a free lock nobody waits for costs
 -- the lock row's upsert and one index probe of the waiters table. Every live waiter entry of
--- the name is ahead of this acquisition. A try that finds the lock held and will wait places
--- its entry in the same statement, with its grant terms.
+-- the name is ahead of this acquisition, but one carrying the lock row's owner token, which is
+-- nobody waiting and goes when the lock is taken over from that owner (as in acquire.sql). A
+-- try that finds the lock held and will wait places its entry in the same statement, with its
+-- grant terms.
 WITH ahead AS (
     SELECT w.expires_at FROM "{waiters}" AS w
     WHERE w.name = $1 AND w.expires_at > now()
+      AND NOT EXISTS (
+          SELECT 1 FROM "{table}" AS granted
+          WHERE granted.name = $1 AND granted.owner = w.grant_owner
+      )
     ORDER BY w.queued_at, w.waiter
     LIMIT 1
 ),
@@ -28,6 +34,14 @@ attempt AS (
             granted_at = EXCLUDED.granted_at
         WHERE held.owner IS NULL OR held.lease_end <= now()
     RETURNING held.fence
+),
+lapsed AS (
+    DELETE FROM "{waiters}"
+    WHERE name = $1 AND EXISTS (SELECT 1 FROM attempt)
+      AND EXISTS (
+          SELECT 1 FROM "{table}" WHERE name = $1 AND owner IS NOT NULL AND lease_end <= now()
+      )
+      AND grant_owner = (SELECT owner FROM "{table}" WHERE name = $1)
 ),
 queued AS (
     INSERT INTO "{waiters}"

@@ -4,7 +4,9 @@
 //! hand the lock to that entry: it would pass the lock to the token releasing it, and leave it
 //! held by nobody until the lease ran out.
 
-use lock_core::DistributedLockExt;
+use std::sync::Arc;
+
+use lock_core::{DistributedLock, DistributedLockExt, LockGuard, LockName};
 use lock_sql::SqlLock;
 use lock_testkit::scaled_ms;
 use sqlx::{PgPool, Postgres, Transaction};
@@ -32,17 +34,22 @@ async fn lock_entries<'a>(admin: &'a PgPool, name: &str) -> (Transaction<'a, Pos
     (locking, pid)
 }
 
-/// The holder's release grants the waiter; the waiter's entry refresh, blocked behind it, puts
-/// the entry back. Once the waiter released in turn, the lock is free and no entry is left.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_refresh_racing_its_grant_leaves_no_hold_behind_the_release() {
-    let Some(target) = target() else { return };
+/// The scene both cases start from: the holder's release granted the waiter, and the waiter's
+/// entry refresh, blocked behind that release, put the entry back with the new hold's token.
+struct Raced {
+    name: LockName,
+    granted: LockGuard,
+    later: Arc<SqlLock>,
+    admin: PgPool,
+}
+
+async fn race_refresh_with_grant(target: &SqlTarget) -> Raced {
     let name = unique("handoff/refresh");
     // The release waits for the refresh to come, up to 5 s: longer than the default timeout.
     let joint = if target.url.contains('?') { '&' } else { '?' };
     let patient = format!("{}{joint}operation_timeout=20s", target.url);
     let holding = SqlLock::builder(&patient).connect().await.expect("connect");
-    let (waiting, later) = (service(&target).await, service(&target).await);
+    let (waiting, later) = (service(target).await, service(target).await);
     let admin = PgPool::connect(&target.url).await.expect("admin pool");
     let held = holding
         .try_acquire(&name)
@@ -53,13 +60,7 @@ async fn a_refresh_racing_its_grant_leaves_no_hold_behind_the_release() {
         let name = name.clone();
         tokio::spawn(async move { waiting.acquire_timeout(&name, scaled_ms(30_000)).await })
     };
-    until_count(
-        &admin,
-        "SELECT count(*) FROM distlock_locks_waiters WHERE name = $1",
-        name.as_str(),
-        1,
-    )
-    .await;
+    until_count(&admin, ENTRIES, name.as_str(), 1).await;
     let (locking, locker) = lock_entries(&admin, name.as_str()).await;
     let releasing = tokio::spawn(async move { held.release().await });
     until_blocked(&admin, locker, 1, scaled_ms(2_000)).await;
@@ -68,21 +69,91 @@ async fn a_refresh_racing_its_grant_leaves_no_hold_behind_the_release() {
     locking.commit().await.expect("let both go");
     releasing.await.expect("release task").expect("release");
     let granted = waiter.await.expect("waiter task").expect("granted");
-    granted.release().await.expect("the waiter's release");
+    Raced {
+        name,
+        granted,
+        later,
+        admin,
+    }
+}
 
-    let free = later.try_acquire(&name).await.expect("try");
+const ENTRIES: &str = "SELECT count(*) FROM distlock_locks_waiters WHERE name = $1";
+
+async fn entries(admin: &PgPool, name: &str) -> i64 {
+    sqlx::query_scalar(ENTRIES)
+        .bind(name)
+        .fetch_one(admin)
+        .await
+        .expect("count the entries")
+}
+
+/// Once the waiter released in turn, the lock is free and no entry is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_refresh_racing_its_grant_leaves_no_hold_behind_the_release() {
+    let Some(target) = target() else { return };
+    let raced = race_refresh_with_grant(&target).await;
+    raced.granted.release().await.expect("the waiter's release");
+
+    let free = raced.later.try_acquire(&raced.name).await.expect("try");
     assert!(
         free.is_some(),
         "the lock stayed held after its holder released it"
     );
-    let entries: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM distlock_locks_waiters WHERE name = $1")
-            .bind(name.as_str())
-            .fetch_one(&admin)
-            .await
-            .expect("count the entries");
-    assert_eq!(entries, 0, "an entry outlived its acquisition");
+    let left = entries(&raced.admin, raced.name.as_str()).await;
+    assert_eq!(left, 0, "an entry outlived its acquisition");
     if let Some(guard) = free {
+        guard.release().await.expect("release");
+    }
+}
+
+/// The new holder never releases: its lease ends (as when its process stops). The entry that
+/// came back with its token is nobody waiting: the lock is free to the next try at once, and
+/// the entry goes when the lock is taken, so no later release grants the lock to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lost_holders_entry_neither_blocks_nor_takes_the_lock() {
+    let Some(target) = target() else { return };
+    let raced = race_refresh_with_grant(&target).await;
+    sqlx::query("UPDATE distlock_locks SET lease_end = now() WHERE name = $1")
+        .bind(raced.name.as_str())
+        .execute(&raced.admin)
+        .await
+        .expect("end the hold's lease");
+
+    let taken = raced.later.try_acquire(&raced.name).await.expect("try");
+    let taken = taken.expect("a lost holder's own entry kept its lock from a free try");
+    let left = entries(&raced.admin, raced.name.as_str()).await;
+    assert_eq!(left, 0, "a lost holder's entry outlived the takeover");
+    taken.release().await.expect("release");
+    let again = raced.later.try_acquire(&raced.name).await.expect("try");
+    assert!(
+        again.is_some(),
+        "a release granted the lock to a lost holder's entry"
+    );
+    drop(raced.granted);
+    if let Some(guard) = again {
+        guard.release().await.expect("release");
+    }
+}
+
+/// The new holder's hold is forced off by its fencing token: the entry that came back with its
+/// token goes with it, and the next try takes the lock at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_forced_holders_entry_goes_with_its_hold() {
+    let Some(target) = target() else { return };
+    let raced = race_refresh_with_grant(&target).await;
+    let token = raced.granted.fencing_token();
+    let forced = raced.later.force_release(&raced.name, token).await;
+    assert!(forced.expect("force"), "the hold was live");
+
+    let left = entries(&raced.admin, raced.name.as_str()).await;
+    assert_eq!(left, 0, "a forced holder's entry outlived its hold");
+    let taken = raced.later.try_acquire(&raced.name).await.expect("try");
+    assert!(
+        taken.is_some(),
+        "a forced holder's entry kept its lock from a free try"
+    );
+    drop(raced.granted);
+    if let Some(guard) = taken {
         guard.release().await.expect("release");
     }
 }
