@@ -2,15 +2,19 @@
 //! refused client places a waiter entry with its grant terms, and the holder's release grants
 //! it the lock in arrival order and tells its listener alone, without a further statement.
 
+mod floor_line;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use compare_bench::contend::{Contender, Held};
-use compare_bench::peers::pg_statement_floor::{self, PgStatementFloor};
+use compare_bench::contend::Contender;
+use compare_bench::peers::pg_statement_floor;
 use compare_bench::peers::statement_floor::TABLE;
 use lock_sql::sqlx::{self, AssertSqlSafe, Connection, PgConnection};
 use lock_testkit::require;
 use lock_testkit::servers::PostgresServer;
+
+use floor_line::Line;
 
 const NAME: &str = "floor/contended";
 
@@ -28,37 +32,6 @@ async fn entries(url: &str) -> i64 {
         .expect("count the entries")
 }
 
-/// Starts `client`'s acquire in a task; its result says whether it was granted.
-fn acquiring(
-    client: &Arc<PgStatementFloor>,
-) -> tokio::task::JoinHandle<Result<Box<dyn Held>, String>> {
-    let client = Arc::clone(client);
-    tokio::spawn(async move { client.acquire().await.map_err(|error| error.to_string()) })
-}
-
-/// Waits until the floor's lock has `count` waiter entries.
-async fn line_of(url: &str, count: i64) {
-    for _ in 0..100 {
-        if entries(url).await == count {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the line never reached {count} entries");
-}
-
-/// The acquire of `task`, which must end within [`HEARD_WITHIN`].
-async fn granted_soon(
-    task: tokio::task::JoinHandle<Result<Box<dyn Held>, String>>,
-    who: &str,
-) -> Box<dyn Held> {
-    tokio::time::timeout(HEARD_WITHIN, task)
-        .await
-        .unwrap_or_else(|_| panic!("{who} was not granted within 0.5 s of the release"))
-        .expect("the waiting task")
-        .expect("the waiting acquire")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_floor_clients_wait_in_line_and_are_granted_in_arrival_order() {
     let Some(server) = require(PostgresServer::start()) else {
@@ -69,37 +42,15 @@ async fn refused_floor_clients_wait_in_line_and_are_granted_in_arrival_order() {
         let client = pg_statement_floor::connect(&url, NAME).await;
         Arc::new(client.expect("client"))
     };
-    let (first, second, third) = (client().await, client().await, client().await);
-    let held = first.acquire().await.expect("uncontended grant");
-    let waiting = acquiring(&second);
-    line_of(&url, 1).await;
-    let behind = acquiring(&third);
-    line_of(&url, 2).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    if waiting.is_finished() || behind.is_finished() {
-        panic!("an acquire ended while the first client held");
+    let clients = [client().await, client().await, client().await];
+    Line {
+        clients,
+        entries: || entries(&url),
+        first_granted_within: HEARD_WITHIN,
+        second_granted_within: HEARD_WITHIN,
     }
-
-    held.release().await.expect("release");
-    let granted = granted_soon(waiting, "the first in line").await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(
-        !behind.is_finished(),
-        "the second in line was granted while the first held"
-    );
-    assert_eq!(entries(&url).await, 1, "the grant left the entry");
-    granted.release().await.expect("second release");
-    let last = granted_soon(behind, "the second in line").await;
-    assert_eq!(entries(&url).await, 0, "the grant left the entry");
-    last.release().await.expect("third release");
-    let again = first
-        .acquire()
-        .await
-        .expect("a grant once the line is empty");
-    again
-        .release()
-        .await
-        .expect("a release with nobody in line");
+    .grants_in_arrival_order()
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
