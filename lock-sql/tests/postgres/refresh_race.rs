@@ -2,7 +2,8 @@
 //! grant committed, sees the lock held and upserts the entry the grant just deleted, so the
 //! entry comes back, carrying the new holder's own owner token. The holder's release must not
 //! hand the lock to that entry: it would pass the lock to the token releasing it, and leave it
-//! held by nobody until the lease ran out.
+//! held by nobody until the lease ran out. Nor may the entry, once that hold is lost, stand in
+//! line or be handed the lock.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use lock_core::{DistributedLock, DistributedLockExt, LockGuard, LockName};
 use lock_sql::SqlLock;
 use lock_testkit::scaled_ms;
 use sqlx::{PgPool, Postgres, Transaction};
+use tokio::time::Instant;
 
 use crate::blocking::{backend_pid, until_blocked, until_count};
 use crate::support::line::service;
@@ -113,11 +115,7 @@ async fn a_refresh_racing_its_grant_leaves_no_hold_behind_the_release() {
 async fn a_lost_holders_entry_neither_blocks_nor_takes_the_lock() {
     let Some(target) = target() else { return };
     let raced = race_refresh_with_grant(&target).await;
-    sqlx::query("UPDATE distlock_locks SET lease_end = now() WHERE name = $1")
-        .bind(raced.name.as_str())
-        .execute(&raced.admin)
-        .await
-        .expect("end the hold's lease");
+    end_lease(&raced).await;
 
     let taken = raced.later.try_acquire(&raced.name).await.expect("try");
     let taken = taken.expect("a lost holder's own entry kept its lock from a free try");
@@ -156,4 +154,79 @@ async fn a_forced_holders_entry_goes_with_its_hold() {
     if let Some(guard) = taken {
         guard.release().await.expect("release");
     }
+}
+
+/// Ends the lease of the raced hold, as when its process stops without releasing.
+async fn end_lease(raced: &Raced) {
+    sqlx::query("UPDATE distlock_locks SET lease_end = now() WHERE name = $1")
+        .bind(raced.name.as_str())
+        .execute(&raced.admin)
+        .await
+        .expect("end the hold's lease");
+}
+
+/// A waiter queued behind the new hold takes the lock over once that hold's lease ends: the
+/// entry that came back with the lost hold's token goes with the takeover (its retry, which
+/// already has an entry of its own), so no later release grants the lock to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_waiter_taking_over_a_lost_hold_removes_its_entry() {
+    let Some(target) = target() else { return };
+    let raced = race_refresh_with_grant(&target).await;
+    let waiting = {
+        let (later, name) = (Arc::clone(&raced.later), raced.name.clone());
+        tokio::spawn(async move { later.acquire_timeout(&name, scaled_ms(30_000)).await })
+    };
+    until_count(&raced.admin, ENTRIES, raced.name.as_str(), 2).await;
+    end_lease(&raced).await;
+
+    // Nobody announces an ended lease: the waiter finds it on its own entry's refresh.
+    let taken = waiting.await.expect("waiter task").expect("granted");
+    let left = entries(&raced.admin, raced.name.as_str()).await;
+    assert_eq!(
+        left, 0,
+        "a lost holder's entry outlived a waiter's takeover"
+    );
+    taken.release().await.expect("release");
+    let again = raced.later.try_acquire(&raced.name).await.expect("try");
+    assert!(
+        again.is_some(),
+        "a release granted the lock to a lost holder's entry"
+    );
+    drop(raced.granted);
+    if let Some(guard) = again {
+        guard.release().await.expect("release");
+    }
+}
+
+/// Two acquisitions wait behind the lost hold's entry when its lease ends. The first leaves
+/// (cancelled): the lock is free, so its leave wakes the next waiter, which must be the second
+/// acquisition, not the entry that is nobody waiting. Woken, it is granted at once instead of
+/// on its entry's refresh (5 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_leave_wakes_the_waiter_behind_a_lost_holders_entry() {
+    let Some(target) = target() else { return };
+    let raced = race_refresh_with_grant(&target).await;
+    let arriving = service(&target).await;
+    let leaving = {
+        let (later, name) = (Arc::clone(&raced.later), raced.name.clone());
+        tokio::spawn(async move { later.acquire_timeout(&name, scaled_ms(30_000)).await })
+    };
+    until_count(&raced.admin, ENTRIES, raced.name.as_str(), 2).await;
+    let arrival = {
+        let name = raced.name.clone();
+        tokio::spawn(async move { arriving.acquire_timeout(&name, scaled_ms(30_000)).await })
+    };
+    until_count(&raced.admin, ENTRIES, raced.name.as_str(), 3).await;
+    end_lease(&raced).await;
+
+    let left_at = Instant::now();
+    leaving.abort();
+    let guard = arrival.await.expect("arrival task").expect("granted");
+    let took = left_at.elapsed();
+    assert!(
+        took < scaled_ms(1000),
+        "the second waiter was granted {took:?} after the first left: the leave woke nobody"
+    );
+    guard.release().await.expect("release");
+    drop(raced.granted);
 }
