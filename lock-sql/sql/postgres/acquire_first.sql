@@ -36,6 +36,9 @@ attempt AS (
     RETURNING held.fence
 ),
 lapsed AS (
+    -- The lock row is read twice, both times as it was before this statement: the EXISTS
+    -- is a one-time gate, false unless a takeover found the row's lease ended unreleased,
+    -- so taking a released lock never reads the owner nor searches the waiters.
     DELETE FROM "{waiters}"
     WHERE name = $1 AND EXISTS (SELECT 1 FROM attempt)
       AND EXISTS (
