@@ -1,7 +1,7 @@
 //! The servers a run measures: spawned with lock-testkit, or taken from `LOCK_TEST_<BACKEND>_URL`.
 
 use lock_testkit::servers::{
-    MariaDbServer, PostgresServer, RedisCluster, RedisServer, ZkServer, external_url,
+    MariaDbServer, PostgresServer, RedisCluster, RedisServer, ServerProcess, ZkServer, external_url,
 };
 
 use crate::BenchResult;
@@ -11,6 +11,16 @@ use crate::BenchResult;
 enum Running<T> {
     Spawned(T),
     External,
+}
+
+impl<T> Running<T> {
+    /// The process id of a spawned server.
+    fn pid(&mut self, process: fn(&mut T) -> &mut ServerProcess) -> Option<u32> {
+        match self {
+            Running::Spawned(server) => process(server).pid(),
+            Running::External => None,
+        }
+    }
 }
 
 /// Every server of the run and its URL.
@@ -34,6 +44,8 @@ pub struct Servers {
     pub sqlite: String,
     /// `redis+cluster://host:port,...` once [`Servers::start_redis_cluster`] has run.
     pub redis_cluster: Option<String>,
+    /// The process id of each spawned server, by backend.
+    pids: Vec<(&'static str, u32)>,
 }
 
 /// The Redis Cluster's shape: 3 primaries (Redis Cluster's minimum), each with one replica, as
@@ -63,14 +75,20 @@ impl Servers {
     ///
     /// A server that is missing or does not start.
     pub fn start() -> BenchResult<Self> {
-        let (redis_server, redis) = start("REDIS", RedisServer::start, RedisServer::url)?;
-        let (zk_server, zookeeper) = start("ZOOKEEPER", ZkServer::start, ZkServer::url)?;
-        let (pg_server, postgres) = start(
+        let (mut redis_server, redis) = start("REDIS", RedisServer::start, RedisServer::url)?;
+        let (mut zk_server, zookeeper) = start("ZOOKEEPER", ZkServer::start, ZkServer::url)?;
+        let (mut pg_server, postgres) = start(
             "POSTGRES",
             || PostgresServer::start_with_settings(&crate::counters::PG_COUNTING_SETTINGS),
             PostgresServer::url,
         )?;
-        let (my_server, mysql) = start("MYSQL", MariaDbServer::start, MariaDbServer::url)?;
+        let (mut my_server, mysql) = start("MYSQL", MariaDbServer::start, MariaDbServer::url)?;
+        let pids = [
+            ("redis", redis_server.pid(RedisServer::process)),
+            ("zookeeper", zk_server.pid(ZkServer::process)),
+            ("postgres", pg_server.pid(PostgresServer::process)),
+            ("mysql", my_server.pid(MariaDbServer::process)),
+        ];
         let dir = tempfile::tempdir()?;
         let sqlite = format!("sqlite://{}", dir.path().join("locks.db").display());
         Ok(Self {
@@ -86,7 +104,20 @@ impl Servers {
             mysql,
             sqlite,
             redis_cluster: None,
+            pids: pids
+                .into_iter()
+                .filter_map(|(backend, pid)| Some((backend, pid?)))
+                .collect(),
         })
+    }
+
+    /// The process id of `backend`'s server when this run spawned it (`redis`, `zookeeper`,
+    /// `postgres`, `mysql`): `None` for an external server, the Redis Cluster's several
+    /// nodes, and the in-process backends.
+    pub fn server_pid(&self, backend: &str) -> Option<u32> {
+        self.pids
+            .iter()
+            .find_map(|(name, pid)| (*name == backend).then_some(*pid))
     }
 
     /// Starts (or finds, from `LOCK_TEST_REDIS_CLUSTER_URL`) a Redis Cluster of
