@@ -4,6 +4,7 @@ pub mod chart;
 pub mod contend;
 pub mod counters;
 pub mod cpu;
+pub mod cpu_use;
 pub mod heap;
 pub mod holder;
 pub mod machine;

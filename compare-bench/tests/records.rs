@@ -89,6 +89,7 @@ fn redis_goals_follow_the_numbers() {
 /// A miss of `backend`'s uncontended goal against `peer` (distlock 600 pairs/s, the peer
 /// `peer_pairs`, the floor of distlock's own server work 700) is explained by that floor:
 /// distlock is x0.86 of it, and the floor itself falls short of the goal's ratio to the peer.
+/// The server CPU per pair each one cost is quoted beside it.
 fn uncontended_miss_is_explained_by_the_own_floor(
     backend: &'static str,
     (peer, peer_pairs): (Kind, f64),
@@ -103,9 +104,10 @@ fn uncontended_miss_is_explained_by_the_own_floor(
             1,
             600.0,
             0.0,
-        ),
-        throughput("latency", peer.system(), backend, 1, peer_pairs, 0.0),
-        throughput("latency", floor.system(), backend, 1, 700.0, 0.0),
+        )
+        .with(SERVER_CPU, 160.0),
+        throughput("latency", peer.system(), backend, 1, peer_pairs, 0.0).with(SERVER_CPU, 110.0),
+        throughput("latency", floor.system(), backend, 1, 700.0, 0.0).with(SERVER_CPU, 150.0),
     ];
     assert!(floor.uncontended(), "{floor:?} runs uncontended");
     let goals = goals(&records);
@@ -121,7 +123,14 @@ fn uncontended_miss_is_explained_by_the_own_floor(
     );
     let reach = format!("reaches only x{:.2} of the peer", 700.0 / peer_pairs);
     assert!(missed.why.contains(&reach), "{missed:?}");
+    let cpu = format!(
+        "server CPU per pair: distlock 160 µs, floor 150 µs, {} 110 µs",
+        peer.system()
+    );
+    assert!(missed.why.contains(&cpu), "{missed:?}");
 }
+
+const SERVER_CPU: &str = "server_cpu_us_per_pair";
 
 #[test]
 fn redis_uncontended_misses_are_explained_by_the_script_floor() {
@@ -186,6 +195,10 @@ fn zookeeper_uncontended_misses_are_explained_by_the_create_delete_floor() {
         "{missed:?}"
     );
     assert!(!missed.why.contains(&recipe), "{missed:?}");
+    assert!(
+        !missed.why.contains("server CPU"),
+        "no CPU was read, none is quoted: {missed:?}"
+    );
 }
 
 #[test]

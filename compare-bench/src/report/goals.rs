@@ -143,10 +143,30 @@ fn explain_rate(
             .to_owned(),
     };
     format!(
-        "floor: {} {} pairs/s {setting}; distlock {} = x{share:.2} of it: {verdict}",
+        "floor: {} {} pairs/s {setting}; distlock {} = x{share:.2} of it: {verdict}{}",
         floor.system,
         num(floor.ops_per_s),
         num(ours.ops_per_s),
+        server_cpu((ours, floor, theirs)),
+    )
+}
+
+/// The server's CPU per pair of distlock, the floor and the peer, where the run read them
+/// (uncontended runs of spawned servers): the server work each one costs, measured.
+fn server_cpu((ours, floor, theirs): (&Record, &Record, Option<&Record>)) -> String {
+    const FIELD: &str = "server_cpu_us_per_pair";
+    let (Some(mine), Some(floors)) = (ours.number(FIELD), floor.number(FIELD)) else {
+        return String::new();
+    };
+    let peer = theirs
+        .and_then(|r| Some((r, r.number(FIELD)?)))
+        .map_or(String::new(), |(r, us)| {
+            format!(", {} {} µs", r.system, num(us))
+        });
+    format!(
+        "; server CPU per pair: distlock {} µs, floor {} µs{peer}",
+        num(mine),
+        num(floors)
     )
 }
 

@@ -9,12 +9,7 @@ use crate::chart;
 use crate::record::Record;
 use crate::scenarios::many::MIN_HELD_FOR_CLIENT_MEMORY;
 
-use super::{num, of, table};
-
-/// A record's number as a table cell, "n/a" where it was not measured.
-fn cell(r: &Record, field: &str) -> String {
-    r.number(field).map_or("n/a".into(), num)
-}
+use super::{cell, num, of, table};
 
 /// The client's heap bytes per hold (`field`); a reading over fewer holds than
 /// [`MIN_HELD_FOR_CLIENT_MEMORY`] is the rest of the process's churn, not the holds.

@@ -115,6 +115,11 @@ pub fn num(value: f64) -> String {
     }
 }
 
+/// A record's number as a table cell, "n/a" where it was not measured.
+pub fn cell(r: &Record, field: &str) -> String {
+    r.number(field).map_or("n/a".into(), num)
+}
+
 /// Microseconds as milliseconds for a table.
 pub fn ms(us: f64) -> String {
     num(us / 1000.0)

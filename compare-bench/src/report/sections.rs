@@ -9,7 +9,7 @@ use crate::record::Record;
 use crate::scenarios::{Kind, REDIS_CLUSTER};
 
 use super::coordination;
-use super::{ms, num, of, table};
+use super::{cell, ms, num, of, table};
 
 type Section = fn(&Path, &[Record]) -> BenchResult<String>;
 
@@ -157,6 +157,8 @@ fn latency(out: &Path, records: &[Record]) -> BenchResult<String> {
                 ms(r.p50_us),
                 ms(r.p99_us),
                 ms(r.max_us),
+                cell(r, "client_cpu_us_per_pair"),
+                cell(r, "server_cpu_us_per_pair"),
             ]
         })
         .collect();
@@ -175,7 +177,12 @@ fn latency(out: &Path, records: &[Record]) -> BenchResult<String> {
     });
     Ok(format!(
         "## 1. Latency (uncontended)\n\n{sentence}One client, acquire+release back to back after an untimed \
-         warm-up; p50/p99/max are pair times.\n\n![latency](latency.svg)\n\n{}\n",
+         warm-up; p50/p99/max are pair times. CPU per pair is the user + system time of \
+         the client (this process; n/a for Curator, a JVM of its own) and of the server (its process \
+         and every process it started, such as PostgreSQL's backends; n/a for a server run \
+         elsewhere or inside the client) over the timed rounds. The server's includes its \
+         background work (PostgreSQL's checkpoints and autovacuum, ZooKeeper's JVM), which lands in \
+         whichever round it falls: compare a system with its floor, not to the microsecond.\n\n![latency](latency.svg)\n\n{}\n",
         table(
             &[
                 "system",
@@ -184,7 +191,9 @@ fn latency(out: &Path, records: &[Record]) -> BenchResult<String> {
                 "pairs/s",
                 "pair p50 ms",
                 "pair p99 ms",
-                "max ms"
+                "max ms",
+                "client CPU µs/pair",
+                "server CPU µs/pair"
             ],
             &rows
         )

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::BenchResult;
 use crate::contend::{Outcome, Run, contend};
+use crate::cpu_use::CpuUse;
 use crate::peers::curator::Curator;
 use crate::peers::curator_session::CuratorSession;
 use crate::record::Record;
@@ -42,6 +43,7 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     let with_curator = ctx.wants("zookeeper");
     let mut curator = None;
     let mut merged: Vec<Option<Outcome>> = (0..=kinds.len()).map(|_| None).collect();
+    let mut used: Vec<Option<CpuUse>> = vec![None; kinds.len()];
     let mut failed: Vec<Option<String>> = vec![None; kinds.len() + 1];
     for _ in 0..rounds {
         for (index, kind) in kinds.iter().enumerate() {
@@ -49,7 +51,10 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
                 continue;
             }
             match measure(ctx, *kind, per_round).await {
-                Ok(outcome) => Outcome::merge(&mut merged[index], outcome),
+                Ok((outcome, cpu)) => {
+                    Outcome::merge(&mut merged[index], outcome);
+                    CpuUse::merge(&mut used[index], cpu);
+                }
                 Err(error) => failed[index] = Some(error.to_string()),
             }
         }
@@ -70,7 +75,12 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
         match (&failed[index], outcome) {
             (Some(error), _) => ctx.skip(format!("{ID}: {system}: {error}")),
             (None, Some(outcome)) => {
-                ctx.push(record(&system, backend, &outcome).with("role", role))
+                let record = record(&system, backend, &outcome).with("role", role);
+                // Curator's client is a JVM of its own, and warms up inside its rounds: unread.
+                match used.get(index).copied().flatten() {
+                    Some(cpu) => ctx.push(cpu.per_pair(record, outcome.samples.len())),
+                    None => ctx.push(record),
+                }
             }
             (None, None) => {}
         }
@@ -78,7 +88,8 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     Ok(())
 }
 
-async fn measure(ctx: &Ctx, kind: Kind, seconds: f64) -> BenchResult<Outcome> {
+/// One round of `kind`: its outcome, and the CPU time its client and server used in it.
+async fn measure(ctx: &Ctx, kind: Kind, seconds: f64) -> BenchResult<(Outcome, CpuUse)> {
     let name = fresh_name(ID);
     let lock = client(kind, &ctx.servers, &name).await?;
     let warm_until = std::time::Instant::now() + WARMUP;
@@ -89,7 +100,10 @@ async fn measure(ctx: &Ctx, kind: Kind, seconds: f64) -> BenchResult<Outcome> {
         duration: Duration::from_secs_f64(seconds),
         hold: Duration::ZERO,
     };
-    contend(vec![lock], run).await
+    let server = ctx.servers.server_pid(kind.backend());
+    let before = CpuUse::now(server);
+    let outcome = contend(vec![lock], run).await?;
+    Ok((outcome, CpuUse::now(server).since(before)))
 }
 
 /// One round of Curator's loop at each of `counts`, uncounted for `warmup` seconds and then for
