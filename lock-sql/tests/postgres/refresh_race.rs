@@ -89,6 +89,21 @@ async fn entries(admin: &PgPool, name: &str) -> i64 {
         .expect("count the entries")
 }
 
+/// Releases `taken`, the hold that replaced the lost one: that release must not grant the lock
+/// to the lost hold's entry, so the next try takes it.
+async fn no_release_grants_the_lost_entry(raced: Raced, taken: LockGuard) {
+    taken.release().await.expect("release");
+    let again = raced.later.try_acquire(&raced.name).await.expect("try");
+    assert!(
+        again.is_some(),
+        "a release granted the lock to a lost holder's entry"
+    );
+    drop(raced.granted);
+    if let Some(guard) = again {
+        guard.release().await.expect("release");
+    }
+}
+
 /// Once the waiter released in turn, the lock is free and no entry is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_refresh_racing_its_grant_leaves_no_hold_behind_the_release() {
@@ -121,16 +136,7 @@ async fn a_lost_holders_entry_neither_blocks_nor_takes_the_lock() {
     let taken = taken.expect("a lost holder's own entry kept its lock from a free try");
     let left = entries(&raced.admin, raced.name.as_str()).await;
     assert_eq!(left, 0, "a lost holder's entry outlived the takeover");
-    taken.release().await.expect("release");
-    let again = raced.later.try_acquire(&raced.name).await.expect("try");
-    assert!(
-        again.is_some(),
-        "a release granted the lock to a lost holder's entry"
-    );
-    drop(raced.granted);
-    if let Some(guard) = again {
-        guard.release().await.expect("release");
-    }
+    no_release_grants_the_lost_entry(raced, taken).await;
 }
 
 /// The new holder's hold is forced off by its fencing token: the entry that came back with its
@@ -186,16 +192,7 @@ async fn a_waiter_taking_over_a_lost_hold_removes_its_entry() {
         left, 0,
         "a lost holder's entry outlived a waiter's takeover"
     );
-    taken.release().await.expect("release");
-    let again = raced.later.try_acquire(&raced.name).await.expect("try");
-    assert!(
-        again.is_some(),
-        "a release granted the lock to a lost holder's entry"
-    );
-    drop(raced.granted);
-    if let Some(guard) = again {
-        guard.release().await.expect("release");
-    }
+    no_release_grants_the_lost_entry(raced, taken).await;
 }
 
 /// Two acquisitions wait behind the lost hold's entry when its lease ends. The first leaves
