@@ -10,7 +10,7 @@ use compare_bench::cpu_use::CpuUse;
 use compare_bench::record::Record;
 
 /// A dash loop long enough to take several clock ticks (10 ms each) on a loaded machine.
-const BURN: &str = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done";
+const BURN: &str = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done";
 
 /// A child burns CPU in a child of its own that ends (reaped, its time moves to the child's
 /// `cutime`), then in itself, then waits. Its tree counts both; its own time only the second;

@@ -198,7 +198,7 @@ async fn a_waiter_taking_over_a_lost_hold_removes_its_entry() {
 /// Two acquisitions wait behind the lost hold's entry when its lease ends. The first leaves
 /// (cancelled): the lock is free, so its leave wakes the next waiter, which must be the second
 /// acquisition, not the entry that is nobody waiting. Woken, it is granted at once instead of
-/// on its entry's refresh (5 s).
+/// on its entry's refresh (5 s after its try, which came just before the leave).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_leave_wakes_the_waiter_behind_a_lost_holders_entry() {
     let Some(target) = target() else { return };
@@ -221,7 +221,7 @@ async fn a_leave_wakes_the_waiter_behind_a_lost_holders_entry() {
     let guard = arrival.await.expect("arrival task").expect("granted");
     let took = left_at.elapsed();
     assert!(
-        took < scaled_ms(1000),
+        took < scaled_ms(2000),
         "the second waiter was granted {took:?} after the first left: the leave woke nobody"
     );
     guard.release().await.expect("release");
