@@ -4,7 +4,7 @@ mod support;
 
 use compare_bench::report::goals;
 use compare_bench::scenarios::Kind;
-use support::throughput;
+use support::{at_32, uncontended};
 
 /// PostgreSQL's 32-client goals are explained by distlock's own statements sent from 32 bare
 /// clients that wait in line on listeners as distlock does, not by the bare `pg_notify`
@@ -13,14 +13,12 @@ use support::throughput;
 #[test]
 fn postgres_contention_misses_are_explained_by_the_statement_floor_in_line() {
     let ours = Kind::Distlock("postgres").system();
-    let at_32 =
-        |system: String, pairs: f64| throughput("contention", system, "postgres", 32, pairs, 0.0);
     let records = vec![
-        at_32(ours, 500.0),
-        at_32(Kind::PgAdvisory.system(), 5000.0),
-        at_32(Kind::PgRow(1).system(), 2000.0),
-        at_32(Kind::PgNotifyFloor.system(), 2500.0),
-        at_32(Kind::PgStatementFloor.system(), 1600.0),
+        at_32(ours, "postgres", 500.0, 0.0),
+        at_32(Kind::PgAdvisory.system(), "postgres", 5000.0, 0.0),
+        at_32(Kind::PgRow(1).system(), "postgres", 2000.0, 0.0),
+        at_32(Kind::PgNotifyFloor.system(), "postgres", 2500.0, 0.0),
+        at_32(Kind::PgStatementFloor.system(), "postgres", 1600.0, 0.0),
     ];
     assert!(Kind::PgStatementFloor.contends() && Kind::PgStatementFloor.uncontended());
     let goals = goals(&records);
@@ -52,31 +50,10 @@ fn postgres_contention_misses_are_explained_by_the_statement_floor_in_line() {
 fn redis_contention_misses_are_explained_by_the_script_queue_floor() {
     let ours = Kind::Distlock("redis").system();
     let records = vec![
-        throughput("contention", ours, "redis", 32, 500.0, 4000.0),
-        throughput(
-            "contention",
-            Kind::RsLock.system(),
-            "redis",
-            32,
-            1000.0,
-            20_000.0,
-        ),
-        throughput(
-            "contention",
-            Kind::RedisScriptFloor.system(),
-            "redis",
-            32,
-            520.0,
-            3000.0,
-        ),
-        throughput(
-            "contention",
-            Kind::RedisHandoffFloor.system(),
-            "redis",
-            32,
-            5000.0,
-            500.0,
-        ),
+        at_32(ours, "redis", 500.0, 4000.0),
+        at_32(Kind::RsLock.system(), "redis", 1000.0, 20_000.0),
+        at_32(Kind::RedisScriptFloor.system(), "redis", 520.0, 3000.0),
+        at_32(Kind::RedisHandoffFloor.system(), "redis", 5000.0, 500.0),
     ];
     assert!(Kind::RedisScriptFloor.contends() && Kind::RedisScriptFloor.uncontended());
     let goals = goals(&records);
@@ -101,23 +78,9 @@ fn redis_contention_misses_are_explained_by_the_script_queue_floor() {
 fn redis_p99_misses_are_explained_by_the_floors_own_p99() {
     let ours = Kind::Distlock("redis").system();
     let records = vec![
-        throughput("contention", ours, "redis", 32, 400.0, 4000.0),
-        throughput(
-            "contention",
-            Kind::RsLock.system(),
-            "redis",
-            32,
-            1000.0,
-            400.0,
-        ),
-        throughput(
-            "contention",
-            Kind::RedisScriptFloor.system(),
-            "redis",
-            32,
-            520.0,
-            3000.0,
-        ),
+        at_32(ours, "redis", 400.0, 4000.0),
+        at_32(Kind::RsLock.system(), "redis", 1000.0, 400.0),
+        at_32(Kind::RedisScriptFloor.system(), "redis", 520.0, 3000.0),
     ];
     let goals = goals(&records);
     let p99 = goals
@@ -142,31 +105,10 @@ fn redis_p99_misses_are_explained_by_the_floors_own_p99() {
 fn mysql_contention_misses_are_explained_by_the_statement_floor_in_line() {
     let ours = Kind::Distlock("mysql").system();
     let records = vec![
-        throughput("contention", ours, "mysql", 32, 3000.0, 0.0),
-        throughput(
-            "contention",
-            Kind::MySqlGetLock.system(),
-            "mysql",
-            32,
-            15_000.0,
-            0.0,
-        ),
-        throughput(
-            "contention",
-            Kind::MySqlStatementFloor.system(),
-            "mysql",
-            32,
-            4000.0,
-            0.0,
-        ),
-        throughput(
-            "latency",
-            Kind::MySqlRow(1).system(),
-            "mysql",
-            1,
-            10_000.0,
-            0.0,
-        ),
+        at_32(ours, "mysql", 3000.0, 0.0),
+        at_32(Kind::MySqlGetLock.system(), "mysql", 15_000.0, 0.0),
+        at_32(Kind::MySqlStatementFloor.system(), "mysql", 4000.0, 0.0),
+        uncontended(Kind::MySqlRow(1).system(), "mysql", 10_000.0),
     ];
     assert!(Kind::MySqlStatementFloor.contends() && Kind::MySqlStatementFloor.uncontended());
     let goals = goals(&records);
@@ -189,31 +131,15 @@ fn mysql_contention_misses_are_explained_by_the_statement_floor_in_line() {
 fn zookeeper_contention_misses_are_explained_by_the_recipe_queue_floor() {
     let ours = Kind::Distlock("zookeeper").system();
     let records = vec![
-        throughput("contention", ours, "zookeeper", 32, 850.0, 0.0),
-        throughput(
-            "contention",
+        at_32(ours, "zookeeper", 850.0, 0.0),
+        at_32(
             "Curator InterProcessMutex 5.0".to_owned(),
             "zookeeper",
-            32,
             800.0,
             0.0,
         ),
-        throughput(
-            "contention",
-            Kind::ZkRecipeFloor.system(),
-            "zookeeper",
-            32,
-            1000.0,
-            0.0,
-        ),
-        throughput(
-            "latency",
-            Kind::ZkFloor.system(),
-            "zookeeper",
-            1,
-            3000.0,
-            0.0,
-        ),
+        at_32(Kind::ZkRecipeFloor.system(), "zookeeper", 1000.0, 0.0),
+        uncontended(Kind::ZkFloor.system(), "zookeeper", 3000.0),
     ];
     assert!(Kind::ZkRecipeFloor.contends() && Kind::ZkRecipeFloor.uncontended());
     let goals = goals(&records);

@@ -5,7 +5,7 @@ mod support;
 use compare_bench::record::Record;
 use compare_bench::report::goals;
 use compare_bench::scenarios::Kind;
-use support::throughput;
+use support::{at_32, uncontended};
 
 #[test]
 fn every_line_has_the_required_fields() {
@@ -37,33 +37,12 @@ fn every_line_has_the_required_fields() {
 fn redis_goals_follow_the_numbers() {
     let ours = Kind::Distlock("redis").system();
     let records = vec![
-        throughput("latency", ours.clone(), "redis", 1, 1000.0, 0.0),
-        throughput(
-            "latency",
-            Kind::RedisPoll(1).system(),
-            "redis",
-            1,
-            900.0,
-            0.0,
-        ),
-        throughput("latency", Kind::RsLock.system(), "redis", 1, 950.0, 0.0),
-        throughput(
-            "latency",
-            Kind::RedisScriptFloor.system(),
-            "redis",
-            1,
-            900.0,
-            0.0,
-        ),
-        throughput("contention", ours, "redis", 32, 500.0, 100.0),
-        throughput(
-            "contention",
-            Kind::RsLock.system(),
-            "redis",
-            32,
-            400.0,
-            2000.0,
-        ),
+        uncontended(ours.clone(), "redis", 1000.0),
+        uncontended(Kind::RedisPoll(1).system(), "redis", 900.0),
+        uncontended(Kind::RsLock.system(), "redis", 950.0),
+        uncontended(Kind::RedisScriptFloor.system(), "redis", 900.0),
+        at_32(ours, "redis", 500.0, 100.0),
+        at_32(Kind::RsLock.system(), "redis", 400.0, 2000.0),
     ];
     let goals = goals(&records);
     // 1000 >= 1.0 x 900: met.
@@ -97,17 +76,9 @@ fn uncontended_miss_is_explained_by_the_own_floor(
     goal: &str,
 ) {
     let records = vec![
-        throughput(
-            "latency",
-            Kind::Distlock(backend).system(),
-            backend,
-            1,
-            600.0,
-            0.0,
-        )
-        .with(SERVER_CPU, 160.0),
-        throughput("latency", peer.system(), backend, 1, peer_pairs, 0.0).with(SERVER_CPU, 110.0),
-        throughput("latency", floor.system(), backend, 1, 700.0, 0.0).with(SERVER_CPU, 150.0),
+        uncontended(Kind::Distlock(backend).system(), backend, 600.0).with(SERVER_CPU, 160.0),
+        uncontended(peer.system(), backend, peer_pairs).with(SERVER_CPU, 110.0),
+        uncontended(floor.system(), backend, 700.0).with(SERVER_CPU, 150.0),
     ];
     assert!(floor.uncontended(), "{floor:?} runs uncontended");
     let goals = goals(&records);
@@ -158,30 +129,9 @@ fn postgres_uncontended_misses_are_explained_by_the_statement_floor() {
 #[test]
 fn zookeeper_uncontended_misses_are_explained_by_the_create_delete_floor() {
     let records = vec![
-        throughput(
-            "latency",
-            Kind::Distlock("zookeeper").system(),
-            "zookeeper",
-            1,
-            600.0,
-            0.0,
-        ),
-        throughput(
-            "latency",
-            Kind::ZkFloor.system(),
-            "zookeeper",
-            1,
-            1000.0,
-            0.0,
-        ),
-        throughput(
-            "latency",
-            Kind::ZkRecipeFloor.system(),
-            "zookeeper",
-            1,
-            700.0,
-            0.0,
-        ),
+        uncontended(Kind::Distlock("zookeeper").system(), "zookeeper", 600.0),
+        uncontended(Kind::ZkFloor.system(), "zookeeper", 1000.0),
+        uncontended(Kind::ZkRecipeFloor.system(), "zookeeper", 700.0),
     ];
     let goals = goals(&records);
     let missed = goals
@@ -217,39 +167,11 @@ fn mysql_uncontended_misses_are_explained_by_the_statement_floor() {
 fn floors_are_found_by_name_and_explain_a_miss() {
     let ours = Kind::Distlock("zookeeper").system();
     let records = vec![
-        throughput("latency", ours, "zookeeper", 1, 600.0, 0.0),
-        throughput(
-            "latency",
-            Kind::ZkFloor.system(),
-            "zookeeper",
-            1,
-            1000.0,
-            0.0,
-        ),
-        throughput(
-            "latency",
-            Kind::ZkRecipeFloor.system(),
-            "zookeeper",
-            1,
-            1000.0,
-            0.0,
-        ),
-        throughput(
-            "latency",
-            Kind::MySqlGetLock.system(),
-            "mysql",
-            1,
-            4000.0,
-            0.0,
-        ),
-        throughput(
-            "latency",
-            Kind::Distlock("mysql").system(),
-            "mysql",
-            1,
-            1000.0,
-            0.0,
-        ),
+        uncontended(ours, "zookeeper", 600.0),
+        uncontended(Kind::ZkFloor.system(), "zookeeper", 1000.0),
+        uncontended(Kind::ZkRecipeFloor.system(), "zookeeper", 1000.0),
+        uncontended(Kind::MySqlGetLock.system(), "mysql", 4000.0),
+        uncontended(Kind::Distlock("mysql").system(), "mysql", 1000.0),
     ];
     assert!(Kind::ZkFloor.system().contains("create+delete floor"));
     // bench-goals.py finds the ZooKeeper floor by these words: the recipe floor must not match.

@@ -17,3 +17,13 @@ pub(crate) fn throughput(
     record.p99_us = p99_us;
     record
 }
+
+/// An uncontended (latency) record of `system` on `backend`: one client, `pairs` per second.
+pub(crate) fn uncontended(system: String, backend: &str, pairs: f64) -> Record {
+    throughput("latency", system, backend, 1, pairs, 0.0)
+}
+
+/// A contention record of `system` on `backend` at 32 clients: its pairs/s and p99 wait (µs).
+pub(crate) fn at_32(system: String, backend: &str, pairs: f64, p99_us: f64) -> Record {
+    throughput("contention", system, backend, 32, pairs, p99_us)
+}
