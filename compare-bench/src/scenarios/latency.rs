@@ -76,7 +76,7 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
             (Some(error), _) => ctx.skip(format!("{ID}: {system}: {error}")),
             (None, Some(outcome)) => {
                 let record = record(&system, backend, &outcome).with("role", role);
-                // Curator's client is a JVM of its own, and warms up inside its rounds: unread.
+                // Curator's client is a JVM of its own, started by its first round: unread.
                 match used.get(index).copied().flatten() {
                     Some(cpu) => ctx.push(cpu.per_pair(record, outcome.samples.len())),
                     None => ctx.push(record),
