@@ -15,6 +15,8 @@ mod db;
 mod dialect;
 mod election;
 mod error;
+#[cfg(test)]
+mod future_sizes;
 mod held;
 #[cfg(feature = "postgres")]
 mod listener;

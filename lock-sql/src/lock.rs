@@ -28,7 +28,7 @@ mod test_hooks;
 /// [`SqlLock::builder`].
 #[derive(Clone)]
 pub struct SqlLock {
-    steps: Arc<SqlSteps>,
+    pub(crate) steps: Arc<SqlSteps>,
 }
 
 /// State shared by the service and its holds.

@@ -324,7 +324,9 @@ impl SqlSteps {
             return false;
         }
         if attempt.bell.is_none() && !attempt.unparked {
-            attempt.bell = self.inner.db.bell().await;
+            // Boxed: opening a connection is a large future, and rare; every try would
+            // carry its size.
+            attempt.bell = Box::pin(self.inner.db.bell()).await;
             attempt.unparked = attempt.bell.is_none();
         }
         attempt.bell.is_some()

@@ -93,7 +93,10 @@ impl<DB: Database> Stash<DB> {
             state.waiting += 1;
             Waiting(self)
         };
-        let conn = self.pool.acquire().await;
+        // Boxed: sqlx's acquire is a future of some 18 KB in a release build, which every
+        // statement's future would otherwise carry (and copy whenever it is boxed or moved),
+        // though the stashed connection above serves nearly every statement.
+        let conn = Box::pin(self.pool.acquire()).await;
         drop(waiting);
         conn
     }
