@@ -8,7 +8,7 @@
 //! due within the next half period goes with it, so a service's holds renew together: one
 //! batch per renewal period however scattered their grants were.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
@@ -50,9 +50,10 @@ struct Shared {
 
 #[derive(Default)]
 struct Table {
-    /// Boxed: the map's buckets stay small, so that its growth (it doubles) costs a service
-    /// holding many locks a pointer per bucket rather than a whole entry.
-    watches: HashMap<u64, Box<Entry>>,
+    /// By id: ids only grow, so new watches go in at the end, and a look-up hashes nothing.
+    /// Boxed: the map's nodes, which keep room for a few more entries than they hold, cost a
+    /// service holding many locks a pointer per spare slot rather than a whole entry.
+    watches: BTreeMap<u64, Box<Entry>>,
     /// `(due, id)` of every watch not renewing.
     timeline: BTreeSet<(Instant, u64)>,
     /// What the task's timer is set for; `None` while it waits only to be woken.
