@@ -17,12 +17,15 @@ pub(crate) fn node_name(name: &LockName) -> String {
         "zookeeper" => return "%7Aookeeper".to_owned(),
         _ => {}
     }
-    let mut out = String::with_capacity(name.len());
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut out = String::with_capacity(name.len() + 8);
     for c in name.chars() {
         if needs_escape(c) {
             let mut buffer = [0u8; 4];
             for byte in c.encode_utf8(&mut buffer).bytes() {
-                out.push_str(&format!("%{byte:02X}"));
+                out.push('%');
+                out.push(char::from(HEX[usize::from(byte >> 4)]));
+                out.push(char::from(HEX[usize::from(byte & 0xF)]));
             }
         } else {
             out.push(c);
