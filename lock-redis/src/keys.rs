@@ -27,18 +27,27 @@ pub(crate) struct LockKeys {
 impl LockKeys {
     /// The keys for `name` under `prefix` (already checked by [`validate_prefix`]).
     pub(crate) fn new(prefix: &str, name: &LockName) -> Self {
-        Self::of_lock(format!("{{{prefix}:{}}}", escape(name.as_str())))
+        let name = name.as_str();
+        let mut tag = String::with_capacity(prefix.len() + name.len() + 8);
+        tag.push('{');
+        tag.push_str(prefix);
+        tag.push(':');
+        escape_into(&mut tag, name);
+        tag.push('}');
+        Self::of_lock(tag)
     }
 
     /// The keys of the lock whose key (its hash tag, `{PREFIX:NAME}`) is `tag`: what a hold
-    /// keeps, instead of all five keys.
+    /// keeps, instead of all five keys. Built on every acquisition and release, so without
+    /// the formatting machinery.
     pub(crate) fn of_lock(tag: String) -> Self {
+        let key = |suffix: &str| [tag.as_str(), suffix].concat();
         Self {
-            fence: format!("{tag}:fence"),
-            channel: format!("{tag}:released"),
-            queue: format!("{tag}:queue"),
-            queue_expiry: format!("{tag}:queue:expiry"),
-            queue_terms: format!("{tag}:queue:terms"),
+            fence: key(":fence"),
+            channel: key(":released"),
+            queue: key(":queue"),
+            queue_expiry: key(":queue:expiry"),
+            queue_terms: key(":queue:terms"),
             lock: tag,
         }
     }
@@ -126,15 +135,20 @@ impl ClaimKeys {
 /// character itself, so the mapping stays one-to-one: two names never share a key.
 pub(crate) fn escape(name: &str) -> String {
     let mut escaped = String::with_capacity(name.len());
+    escape_into(&mut escaped, name);
+    escaped
+}
+
+/// [`escape`], appending to `out`.
+fn escape_into(out: &mut String, name: &str) {
     for c in name.chars() {
         match c {
-            '%' => escaped.push_str("%25"),
-            '{' => escaped.push_str("%7B"),
-            '}' => escaped.push_str("%7D"),
-            c => escaped.push(c),
+            '%' => out.push_str("%25"),
+            '{' => out.push_str("%7B"),
+            '}' => out.push_str("%7D"),
+            c => out.push(c),
         }
     }
-    escaped
 }
 
 /// Undoes [`escape`]; `None` for text `escape` cannot have made (a key that is not ours).
