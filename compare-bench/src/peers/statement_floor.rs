@@ -90,6 +90,7 @@ pub(super) fn statement(template: &str) -> SqlStr {
     let text = template
         .replace("{table}", TABLE)
         .replace("{waiters}", &format!("{TABLE}_waiters"));
-    // Only the floor's constant table names are spliced in.
-    AssertSqlSafe(text).into_sql_str()
+    // Only the floor's constant table names are spliced in. Shared, as lock-sql's are: sqlx
+    // clones the text for each execution, which copies an owned `String`.
+    AssertSqlSafe(std::sync::Arc::<str>::from(text)).into_sql_str()
 }

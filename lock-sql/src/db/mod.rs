@@ -348,8 +348,9 @@ pub(crate) fn statement(template: &str, table: &TableName, now: &str) -> SqlStr 
         .replace("{waiters}", &table.waiters())
         .replace("{claims}", &table.claims())
         .replace("{now}", now);
-    // The only text spliced in is validated identifiers and a constant expression.
-    AssertSqlSafe(text).into_sql_str()
+    // The only text spliced in is validated identifiers and a constant expression. Shared:
+    // sqlx clones the text for each execution, which copies an owned `String`.
+    AssertSqlSafe(std::sync::Arc::<str>::from(text)).into_sql_str()
 }
 
 /// Closes a connection whose statement timed out: it may still be busy, or the server silent.
