@@ -12,14 +12,15 @@
 //! for a user lock that a third connection holds, as lock-sql's anchor) until a release
 //! interrupts it (`KILL QUERY`), the park's check finds its turn came, or the park's second
 //! runs out (then it parks again); when woken it sends `acquire_in_line.sql`, and a
-//! grant after a wait removes the entry (`wait_leave.sql`). Its release sends `release.sql`
-//! and interrupts the parked connection that statement reports. Entries are not refreshed:
+//! grant after a wait removes the entry (`wait_leave.sql`). Its release sends `release.sql`,
+//! and when that reports a waiter entry may be live, reads the first waiter's parked
+//! connection (`first_sleeper.sql`) and interrupts it. Entries are not refreshed:
 //! they last 15 s, as distlock's, and a refresh every 5 s would add less than one statement
 //! per waiter in a run.
 
 use async_trait::async_trait;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 
 use lock_sql::sqlx::mysql::{MySql, MySqlArguments, MySqlQueryResult};
 use lock_sql::sqlx::query::Query;
@@ -310,6 +311,13 @@ fn interrupted(error: &sqlx::Error) -> bool {
     number(error) == Some(1317)
 }
 
+/// `first_sleeper.sql`, read after a release that found a waiter entry may be live.
+static FIRST_SLEEPER: LazyLock<SqlStr> = LazyLock::new(|| {
+    statement(include_str!(
+        "../../../lock-sql/sql/mysql/first_sleeper.sql"
+    ))
+});
+
 #[async_trait]
 impl Held for StatementHeld<MySqlConnection> {
     async fn release(self: Box<Self>) -> BenchResult<()> {
@@ -317,17 +325,23 @@ impl Held for StatementHeld<MySqlConnection> {
         let name = self.floor.name.as_bytes();
         let released = sqlx::query(self.floor.release.clone())
             .bind(name)
-            .bind(name)
             .bind(self.owner.as_slice())
             .execute(&mut *connection)
             .await?;
         if released.rows_affected() != 1 {
             return Err("the statement floor's release found no hold".into());
         }
-        if released.last_insert_id() != 0 {
+        if released.last_insert_id() == 0 {
+            return Ok(()); // nobody can be waiting
+        }
+        let first: Option<Option<u64>> = sqlx::query_scalar(FIRST_SLEEPER.clone())
+            .bind(name)
+            .fetch_optional(&mut *connection)
+            .await?;
+        if let Some(sleeper) = first.flatten().filter(|&id| id != 0) {
             // The first waiter's parked connection: interrupt its sleep. One that is gone
             // (1094) was woken already.
-            let kill = format!("KILL QUERY {}", released.last_insert_id());
+            let kill = format!("KILL QUERY {sleeper}");
             let kill = sqlx::raw_sql(AssertSqlSafe(kill).into_sql_str());
             match kill.execute(&mut *connection).await {
                 Err(error) if number(&error) != Some(1094) => return Err(error.into()),

@@ -72,6 +72,7 @@ struct Statements {
     acquire_row: sqlx::SqlStr,
     acquire_in_line: sqlx::SqlStr,
     release: sqlx::SqlStr,
+    first_sleeper: sqlx::SqlStr,
     wait_mark: sqlx::SqlStr,
     wait_register: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
@@ -123,6 +124,7 @@ impl MyDb {
                 "",
             ),
             release: statement(include_str!("../../sql/mysql/release.sql"), table, ""),
+            first_sleeper: statement(include_str!("../../sql/mysql/first_sleeper.sql"), table, ""),
             wait_mark: statement(include_str!("../../sql/mysql/wait_mark.sql"), table, ""),
             wait_register: statement(include_str!("../../sql/mysql/wait_register.sql"), table, ""),
             wait_leave: statement(include_str!("../../sql/mysql/wait_leave.sql"), table, ""),
@@ -194,10 +196,10 @@ impl MyDb {
             .await
     }
 
-    /// Releases our live hold of `name`, and interrupts the parked statement of the first
-    /// waiter in line, if it parks one, so that it reads its turn at once. Retried when InnoDB
-    /// picked the statement as a deadlock victim (it reads the waiters table): rolled back, it
-    /// changed nothing.
+    /// Releases our live hold of `name`, and when the lock row says a waiter entry may be
+    /// live, interrupts the parked statement of the first waiter in line, if it parks one, so
+    /// that it reads its turn at once. Retried once when the server rolled the statement back
+    /// for contention (changing nothing).
     pub(crate) async fn release(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
@@ -208,7 +210,6 @@ impl MyDb {
         let done = loop {
             let query = sqlx::query(self.sql.release.clone())
                 .bind(name.as_bytes())
-                .bind(name.as_bytes())
                 .bind(owner.as_bytes());
             let result = timed(self.timeout, query.execute(&mut **conn)).await;
             match settle(conn, result) {
@@ -218,8 +219,13 @@ impl MyDb {
         };
         let released = done.rows_affected() == 1;
         if released && done.last_insert_id() != 0 {
-            let rung = sleepers::ring(conn, done.last_insert_id(), self.timeout).await;
-            settle(conn, rung)?;
+            let first = sqlx::query_scalar::<_, Option<u64>>(self.sql.first_sleeper.clone())
+                .bind(name.as_bytes());
+            let result = timed(self.timeout, first.fetch_optional(&mut **conn)).await;
+            if let Some(sleeper) = settle(conn, result)?.flatten().filter(|&id| id != 0) {
+                let rung = sleepers::ring(conn, sleeper, self.timeout).await;
+                settle(conn, rung)?;
+            }
         }
         Ok(released)
     }

@@ -117,7 +117,6 @@ impl Scratch {
     async fn release(&self, conn: &mut MySqlConnection, name: &str, owner: u8) -> u64 {
         let query = sqlx::query(AssertSqlSafe(self.release.clone()))
             .bind(name.as_bytes())
-            .bind(name.as_bytes())
             .bind(vec![owner; 16]);
         query.execute(conn).await.expect("release").rows_affected()
     }

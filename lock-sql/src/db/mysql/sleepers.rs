@@ -4,7 +4,8 @@
 //! another's statement: a waiting acquisition parks a connection of its own in one statement
 //! that checks its turn and then waits (park.sql: for the service's anchor, a user lock held
 //! elsewhere, see `anchor`), its waiter entry names that connection, and a release interrupts
-//! the first waiter's wait with `KILL QUERY` (release.sql reports whose).
+//! the first waiter's wait with `KILL QUERY` (first_sleeper.sql, read after the release,
+//! names it).
 //! So a handoff costs a fixed few statements however long the line, and a waiter far back
 //! sends one statement per [`PARK_AT_MOST`] instead of reading its place at the line's pace.
 //!
