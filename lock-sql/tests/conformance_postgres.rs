@@ -3,6 +3,8 @@
 
 mod support;
 
+#[path = "postgres/arrival_race.rs"]
+mod arrival_race;
 #[path = "postgres/blocking.rs"]
 mod blocking;
 #[path = "postgres/fairness.rs"]
