@@ -16,7 +16,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::blocking::{backend_pid, until_blocked, until_count};
+use crate::blocking::{lock_one, until_blocked, until_count};
 use crate::support::line::service;
 use crate::support::{SqlTarget, unique};
 
@@ -30,16 +30,8 @@ fn target() -> Option<SqlTarget> {
 
 /// Locks the lock row of `name`; with the locking backend's process id.
 async fn lock_row<'a>(admin: &'a PgPool, name: &str) -> (Transaction<'a, Postgres>, i32) {
-    let mut locking = admin.begin().await.expect("begin");
-    let locked: Vec<(i32,)> =
-        sqlx::query_as("SELECT 1 FROM distlock_locks WHERE name = $1 FOR UPDATE")
-            .bind(name)
-            .fetch_all(&mut *locking)
-            .await
-            .expect("lock the row");
-    assert_eq!(locked.len(), 1, "one lock row");
-    let pid = backend_pid(&mut locking).await;
-    (locking, pid)
+    let query = "SELECT 1 FROM distlock_locks WHERE name = $1 FOR UPDATE";
+    lock_one(admin, query, name).await
 }
 
 /// The release statements `lock` sent since `before`: `[release_alone.sql, release.sql]`.

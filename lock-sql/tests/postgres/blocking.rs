@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use lock_testkit::scaled_ms;
-use sqlx::{PgConnection, PgPool};
+use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use tokio::time::Instant;
 
 /// Waits until `query` (a count) answers `want`, or panics after a few seconds.
@@ -59,4 +59,23 @@ pub(crate) async fn until_blocked(admin: &PgPool, locker: i32, want: i64, within
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// Opens a transaction that locks the one row `query` selects for `name` (`FOR UPDATE`), so
+/// that the statements a case sends next wait for it, in the order they are sent; with the
+/// locking backend's process id.
+pub(crate) async fn lock_one<'a>(
+    admin: &'a PgPool,
+    query: &'static str,
+    name: &str,
+) -> (Transaction<'a, Postgres>, i32) {
+    let mut locking = admin.begin().await.expect("begin");
+    let locked: Vec<(i32,)> = sqlx::query_as(query)
+        .bind(name)
+        .fetch_all(&mut *locking)
+        .await
+        .expect("lock the row");
+    assert_eq!(locked.len(), 1, "{query} locked {} rows", locked.len());
+    let pid = backend_pid(&mut locking).await;
+    (locking, pid)
 }

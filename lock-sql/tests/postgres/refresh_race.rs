@@ -13,7 +13,7 @@ use lock_testkit::scaled_ms;
 use sqlx::{PgPool, Postgres, Transaction};
 use tokio::time::Instant;
 
-use crate::blocking::{backend_pid, until_blocked, until_count};
+use crate::blocking::{lock_one, until_blocked, until_count};
 use crate::support::line::service;
 use crate::support::{SqlTarget, unique};
 
@@ -24,16 +24,8 @@ fn target() -> Option<SqlTarget> {
 /// Locks the waiter entries of `name`, so that a release granting one and the refresh of that
 /// entry both wait, in the order they are sent; with the locking backend's process id.
 async fn lock_entries<'a>(admin: &'a PgPool, name: &str) -> (Transaction<'a, Postgres>, i32) {
-    let mut locking = admin.begin().await.expect("begin");
-    let locked: Vec<(i32,)> =
-        sqlx::query_as("SELECT 1 FROM distlock_locks_waiters WHERE name = $1 FOR UPDATE")
-            .bind(name)
-            .fetch_all(&mut *locking)
-            .await
-            .expect("lock the entries");
-    assert_eq!(locked.len(), 1, "one waiter entry");
-    let pid = backend_pid(&mut locking).await;
-    (locking, pid)
+    let query = "SELECT 1 FROM distlock_locks_waiters WHERE name = $1 FOR UPDATE";
+    lock_one(admin, query, name).await
 }
 
 /// The scene both cases start from: the holder's release granted the waiter, and the waiter's
