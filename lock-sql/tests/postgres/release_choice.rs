@@ -17,7 +17,7 @@ fn target() -> Option<SqlTarget> {
 }
 
 /// The statements `lock`'s releases sent since `before`: `[release_alone.sql, release.sql]`.
-fn sent_since(lock: &SqlLock, before: [u64; 2]) -> [u64; 2] {
+pub(crate) fn sent_since(lock: &SqlLock, before: [u64; 2]) -> [u64; 2] {
     let now = lock.release_statements().expect("counted on PostgreSQL");
     [now[0] - before[0], now[1] - before[1]]
 }
