@@ -43,6 +43,38 @@ fn postgres_contention_misses_are_explained_by_the_statement_floor_in_line() {
     );
 }
 
+/// When distlock is within 10 % of its statement floor, the explanation still says whether that
+/// floor reaches the goal, and a bare `pg_notify` handoff that falls short of the goal too is
+/// cited as the bound of any handoff woken by notifications, the wake-up the design rests on.
+#[test]
+fn postgres_contention_misses_cite_the_bare_wake_up_when_it_falls_short() {
+    let records = vec![
+        at_32(Kind::Distlock("postgres").system(), "postgres", 700.0, 0.0),
+        at_32(Kind::PgAdvisory.system(), "postgres", 4000.0, 0.0),
+        at_32(Kind::PgRow(1).system(), "postgres", 1250.0, 0.0),
+        at_32(Kind::PgNotifyFloor.system(), "postgres", 1000.0, 0.0),
+        at_32(Kind::PgStatementFloor.system(), "postgres", 690.0, 0.0),
+    ];
+    let goals = goals(&records);
+    for (peer, floor_reach, bare_reach) in
+        [("pg_advisory_lock", 0.17, 0.25), ("row lock", 0.55, 0.8)]
+    {
+        let goal = goals
+            .iter()
+            .find(|g| g.goal.starts_with("PostgreSQL 32") && g.goal.contains(peer))
+            .expect("a PostgreSQL 32-client goal");
+        assert_eq!(goal.met, Some(false), "{goal:?}");
+        assert!(goal.why.contains("within 10 % of the floor"), "{goal:?}");
+        let floor = format!("the floor itself reaches only x{floor_reach:.2} of the peer");
+        assert!(goal.why.contains(&floor), "{goal:?}");
+        let bare = format!(
+            "the bare wake-up alone ({}, 1000 pairs/s) reaches only x{bare_reach:.2} of the peer",
+            Kind::PgNotifyFloor.system()
+        );
+        assert!(goal.why.contains(&bare), "{goal:?}");
+    }
+}
+
 /// Redis's 32-client goals are explained by distlock's own scripts sent from 32 bare clients
 /// that wait on inboxes as distlock does, not by the bare `PUBLISH` handoff, which does none of
 /// the queue's server work.
@@ -157,4 +189,26 @@ fn zookeeper_contention_misses_are_explained_by_the_recipe_queue_floor() {
             && pairs.why.contains("reaches only x1.25 of the peer"),
         "{pairs:?}"
     );
+}
+
+/// A miss by less than two decimals' rounding is printed with four, so the measured figure
+/// never reads as the goal's own.
+#[test]
+fn a_miss_within_rounding_of_the_goal_is_printed_finer() {
+    let records = vec![
+        at_32(Kind::Distlock("redis").system(), "redis", 400.0, 24_835.0),
+        at_32(Kind::RsLock.system(), "redis", 1000.0, 247_224.0),
+    ];
+    let goals = goals(&records);
+    let p99 = goals
+        .iter()
+        .find(|g| g.goal.contains("p99"))
+        .expect("the p99 goal");
+    assert_eq!(p99.met, Some(false), "{p99:?}");
+    assert!(p99.measured.ends_with(": x0.1005"), "{p99:?}");
+    let pairs = goals
+        .iter()
+        .find(|g| g.goal.starts_with("Redis 32 clients (FIFO)"))
+        .expect("the pairs goal");
+    assert!(pairs.measured.ends_with(": x0.40"), "{pairs:?}");
 }

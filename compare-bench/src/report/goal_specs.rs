@@ -48,6 +48,18 @@ pub struct Spec {
     pub at_least: bool,
     /// The floor that explains a miss: the same server work from the simplest client.
     pub floor: Option<Pick>,
+    /// The bare wake-up the design's handoff rests on, with no lock work around it (one
+    /// `pg_notify` or `PUBLISH` per handoff to a client that listens): when even it falls short
+    /// of the goal, no handoff woken that way reaches the goal.
+    pub mechanism: Option<Pick>,
+}
+
+impl Spec {
+    /// This goal, with `mechanism` as the bare wake-up that bounds its design.
+    const fn woken_by(mut self, mechanism: Pick) -> Self {
+        self.mechanism = Some(mechanism);
+        self
+    }
 }
 
 const fn row(scenario: &'static str, clients: usize, words: &'static [&'static str]) -> Pick {
@@ -87,6 +99,10 @@ const MYSQL_STATEMENT_FLOOR: Pick = row("latency", 1, &["release.sql floor"]);
 /// (a waiter entry, then a parked connection that the release interrupts): the server work of
 /// distlock's contended grants, served in arrival order.
 const MYSQL_STATEMENT_LINE_FLOOR: Pick = row("contention", 32, &["release.sql floor"]);
+/// One `pg_notify` per handoff to 32 clients that each listen on a connection of their own.
+const PG_NOTIFY_FLOOR: Pick = row("contention", 32, &["pg_notify handoff floor"]);
+/// One `PUBLISH` per handoff to 32 clients that each subscribe to a channel of their own.
+const REDIS_PUBLISH_FLOOR: Pick = row("contention", 32, &["publish handoff floor"]);
 
 /// The many-locks row of 100,000 held locks.
 pub const HELD_100K: Pick = Pick {
@@ -113,6 +129,7 @@ const fn versus(
         want,
         at_least: !matches!(measure, Measure::P99Wait),
         floor: Some(floor),
+        mechanism: None,
     }
 }
 
@@ -133,6 +150,7 @@ const fn bound(
         want,
         at_least,
         floor: None,
+        mechanism: None,
     }
 }
 
@@ -165,7 +183,8 @@ pub const SPECS: [Spec; 21] = [
         PAIRS,
         0.8,
         REDIS_SCRIPT_QUEUE_FLOOR,
-    ),
+    )
+    .woken_by(REDIS_PUBLISH_FLOOR),
     versus(
         "redis",
         "Redis 32 clients p99 wait <= 0.1x rslock's",
@@ -222,7 +241,8 @@ pub const SPECS: [Spec; 21] = [
         PAIRS,
         3.0,
         PG_STATEMENT_LINE_FLOOR,
-    ),
+    )
+    .woken_by(PG_NOTIFY_FLOOR),
     versus(
         "postgres",
         "PostgreSQL 32 clients (FIFO) >= 0.5x pg_advisory_lock",
@@ -230,7 +250,8 @@ pub const SPECS: [Spec; 21] = [
         PAIRS,
         0.5,
         PG_STATEMENT_LINE_FLOOR,
-    ),
+    )
+    .woken_by(PG_NOTIFY_FLOOR),
     bound(
         "postgres",
         "PostgreSQL 32 clients: handoffs >= 95 % of grants (strict FIFO)",

@@ -55,7 +55,14 @@ fn judge(records: &[Record], spec: &Spec) -> Goal {
         (Some(o), Some(Some(t))) => {
             let (a, b) = (value(o, spec.measure), value(t, spec.measure));
             let x = a / b;
-            let text = format!("{} {}; {} {}: x{x:.2}", o.system, num(a), t.system, num(b),);
+            let text = format!(
+                "{} {}; {} {}: x{}",
+                o.system,
+                num(a),
+                t.system,
+                num(b),
+                ratio(x, spec.want)
+            );
             (text, Some(x))
         }
         _ => ("not measured in this run".to_owned(), None),
@@ -89,6 +96,17 @@ fn judge(records: &[Record], spec: &Spec) -> Goal {
     }
 }
 
+/// A measured ratio in two decimals, or four where two would print the goal's own figure (a
+/// miss by less than the rounding must not read as the goal reached).
+fn ratio(x: f64, want: f64) -> String {
+    let two = format!("{x:.2}");
+    if two.parse::<f64>() == Ok(want) && x != want {
+        format!("{x:.4}")
+    } else {
+        two
+    }
+}
+
 /// Whether the run measured the goal's scenario on its backend at all.
 fn ran(records: &[Record], spec: &Spec) -> bool {
     records
@@ -115,40 +133,67 @@ fn explain(records: &[Record], spec: &Spec, ours: &Record) -> String {
         1 => "uncontended".to_owned(),
         clients => format!("at {clients} clients"),
     };
+    let mechanism = spec
+        .mechanism
+        .as_ref()
+        .and_then(|p| pick(records, spec.backend, p));
     match spec.measure {
         Measure::P99Wait => explain_wait(spec, (ours, floor, theirs), &setting),
-        _ => explain_rate(spec, (ours, floor, theirs), &setting),
+        _ => explain_rate(spec, (ours, floor, theirs), mechanism, &setting),
     }
 }
 
-/// A missed rate: distlock's share of the floor's pairs/s, and the floor's reach of the peer's.
+/// A missed rate: distlock's share of the floor's pairs/s (what its client adds to that server
+/// work), the floor's reach of the peer's (whether that server work allows the goal at all),
+/// and, for a handoff, the bare wake-up's reach (whether any handoff woken that way does).
 fn explain_rate(
     spec: &Spec,
     (ours, floor, theirs): (&Record, &Record, Option<&Record>),
+    mechanism: Option<&Record>,
     setting: &str,
 ) -> String {
     let share = ours.ops_per_s / floor.ops_per_s;
-    let floor_reach = theirs.map(|theirs| floor.ops_per_s / theirs.ops_per_s);
-    let verdict = match floor_reach {
-        _ if share >= 0.9 => {
-            "within 10 % of the floor: the server's work bounds it, not the client".to_owned()
-        }
-        Some(reach) if spec.at_least && reach < spec.want => format!(
-            "the floor itself reaches only x{reach:.2} of the peer (goal x{}): that server work \
-             bounds the design below the goal",
-            spec.want
-        ),
-        _ => "the server does the same work faster for a simpler client: the gap is in \
-              distlock's round trips and client work, not the server"
-            .to_owned(),
+    let client = if share >= 0.9 {
+        "within 10 % of the floor: the server's work bounds it, not the client"
+    } else {
+        "the server does the same work faster for a simpler client: the gap is in distlock's \
+         round trips and client work, not the server"
     };
+    let floor_reach = theirs.and_then(|peer| short_of(spec, floor, peer)).map_or(
+        String::new(),
+        |reach| {
+            format!(
+                "; the floor itself reaches only x{reach:.2} of the peer (goal x{}): that server \
+                 work bounds the design below the goal",
+                spec.want
+            )
+        },
+    );
+    let woken = mechanism
+        .zip(theirs)
+        .and_then(|(bare, peer)| Some((bare, short_of(spec, bare, peer)?)))
+        .map_or(String::new(), |(bare, reach)| {
+            format!(
+                "; the bare wake-up alone ({}, {} pairs/s) reaches only x{reach:.2} of the peer: \
+                 no handoff woken that way reaches the goal",
+                bare.system,
+                num(bare.ops_per_s)
+            )
+        });
     format!(
-        "floor: {} {} pairs/s {setting}; distlock {} = x{share:.2} of it: {verdict}{}",
+        "floor: {} {} pairs/s {setting}; distlock {} = x{share:.2} of it: \
+         {client}{floor_reach}{woken}{}",
         floor.system,
         num(floor.ops_per_s),
         num(ours.ops_per_s),
         server_cpu((ours, floor, theirs)),
     )
+}
+
+/// `bound`'s pairs/s over the peer's, when that falls short of an at-least goal's ratio.
+fn short_of(spec: &Spec, bound: &Record, peer: &Record) -> Option<f64> {
+    let reach = bound.ops_per_s / peer.ops_per_s;
+    (spec.at_least && reach < spec.want).then_some(reach)
 }
 
 /// The server's CPU per pair of distlock, the floor and the peer, where the run read them
