@@ -4,7 +4,7 @@ mod support;
 
 use compare_bench::report::goals;
 use compare_bench::scenarios::Kind;
-use support::{at_32, uncontended};
+use support::{at_32, goal, uncontended};
 
 /// PostgreSQL's 32-client goals are explained by distlock's own statements sent from 32 bare
 /// clients that wait in line on listeners as distlock does, not by the bare `pg_notify`
@@ -22,10 +22,7 @@ fn postgres_contention_misses_are_explained_by_the_statement_floor_in_line() {
     ];
     assert!(Kind::PgStatementFloor.contends() && Kind::PgStatementFloor.uncontended());
     let goals = goals(&records);
-    let advisory = goals
-        .iter()
-        .find(|g| g.goal.contains("pg_advisory_lock"))
-        .expect("advisory goal");
+    let advisory = goal(&goals, &["pg_advisory_lock"]);
     assert_eq!(advisory.met, Some(false), "{advisory:?}");
     // The floor reaches 1600 / 5000 = 0.32 of the peer, below the goal's 0.5.
     assert!(
@@ -56,22 +53,23 @@ fn postgres_contention_misses_cite_the_bare_wake_up_when_it_falls_short() {
         at_32(Kind::PgStatementFloor.system(), "postgres", 690.0, 0.0),
     ];
     let goals = goals(&records);
-    for (peer, floor_reach, bare_reach) in
-        [("pg_advisory_lock", 0.17, 0.25), ("row lock", 0.55, 0.8)]
-    {
-        let goal = goals
-            .iter()
-            .find(|g| g.goal.starts_with("PostgreSQL 32") && g.goal.contains(peer))
-            .expect("a PostgreSQL 32-client goal");
-        assert_eq!(goal.met, Some(false), "{goal:?}");
-        assert!(goal.why.contains("within 10 % of the floor"), "{goal:?}");
+    for (peer, floor_reach, bare_reach) in [
+        ("pg_advisory_lock", 0.17, 0.25),
+        ("polling row lock", 0.55, 0.8),
+    ] {
+        let judged = goal(&goals, &["PostgreSQL 32", peer]);
+        assert_eq!(judged.met, Some(false), "{judged:?}");
+        assert!(
+            judged.why.contains("within 10 % of the floor"),
+            "{judged:?}"
+        );
         let floor = format!("the floor itself reaches only x{floor_reach:.2} of the peer");
-        assert!(goal.why.contains(&floor), "{goal:?}");
+        assert!(judged.why.contains(&floor), "{judged:?}");
         let bare = format!(
             "the bare wake-up alone ({}, 1000 pairs/s) reaches only x{bare_reach:.2} of the peer",
             Kind::PgNotifyFloor.system()
         );
-        assert!(goal.why.contains(&bare), "{goal:?}");
+        assert!(judged.why.contains(&bare), "{judged:?}");
     }
 }
 
@@ -89,10 +87,7 @@ fn redis_contention_misses_are_explained_by_the_script_queue_floor() {
     ];
     assert!(Kind::RedisScriptFloor.contends() && Kind::RedisScriptFloor.uncontended());
     let goals = goals(&records);
-    let pairs = goals
-        .iter()
-        .find(|g| g.goal.starts_with("Redis 32 clients (FIFO)"))
-        .expect("the 32-client pairs goal");
+    let pairs = goal(&goals, &["Redis 32 clients (FIFO)"]);
     assert_eq!(pairs.met, Some(false), "{pairs:?}");
     assert!(
         pairs.why.contains(&Kind::RedisScriptFloor.system())
@@ -115,10 +110,7 @@ fn redis_p99_misses_are_explained_by_the_floors_own_p99() {
         at_32(Kind::RedisScriptFloor.system(), "redis", 520.0, 3000.0),
     ];
     let goals = goals(&records);
-    let p99 = goals
-        .iter()
-        .find(|g| g.goal.contains("p99"))
-        .expect("the p99 goal");
+    let p99 = goal(&goals, &["p99"]);
     assert_eq!(p99.met, Some(false), "{p99:?}");
     // The floor waits 3000 / 400 = 7.5 times the peer's p99, against a goal of 0.1; distlock
     // waits 4000 / 3000 = 1.33 times the floor's.
@@ -144,10 +136,7 @@ fn mysql_contention_misses_are_explained_by_the_statement_floor_in_line() {
     ];
     assert!(Kind::MySqlStatementFloor.contends() && Kind::MySqlStatementFloor.uncontended());
     let goals = goals(&records);
-    let pairs = goals
-        .iter()
-        .find(|g| g.goal.starts_with("MySQL/MariaDB 32 clients"))
-        .expect("the 32-client goal");
+    let pairs = goal(&goals, &["MySQL/MariaDB 32 clients"]);
     assert_eq!(pairs.met, Some(false), "{pairs:?}");
     assert!(
         pairs.why.contains(&Kind::MySqlStatementFloor.system())
@@ -175,10 +164,7 @@ fn zookeeper_contention_misses_are_explained_by_the_recipe_queue_floor() {
     ];
     assert!(Kind::ZkRecipeFloor.contends() && Kind::ZkRecipeFloor.uncontended());
     let goals = goals(&records);
-    let pairs = goals
-        .iter()
-        .find(|g| g.goal.starts_with("ZooKeeper 32 clients"))
-        .expect("the 32-client goal");
+    let pairs = goal(&goals, &["ZooKeeper 32 clients"]);
     assert_eq!(pairs.met, Some(false), "{pairs:?}");
     // The floor reaches 1000 / 800 = 1.25 of Curator, below the goal's 1.5; distlock is at
     // 850 / 1000 = 0.85 of the floor.
@@ -200,15 +186,9 @@ fn a_miss_within_rounding_of_the_goal_is_printed_finer() {
         at_32(Kind::RsLock.system(), "redis", 1000.0, 247_224.0),
     ];
     let goals = goals(&records);
-    let p99 = goals
-        .iter()
-        .find(|g| g.goal.contains("p99"))
-        .expect("the p99 goal");
+    let p99 = goal(&goals, &["p99"]);
     assert_eq!(p99.met, Some(false), "{p99:?}");
     assert!(p99.measured.ends_with(": x0.1005"), "{p99:?}");
-    let pairs = goals
-        .iter()
-        .find(|g| g.goal.starts_with("Redis 32 clients (FIFO)"))
-        .expect("the pairs goal");
+    let pairs = goal(&goals, &["Redis 32 clients (FIFO)"]);
     assert!(pairs.measured.ends_with(": x0.40"), "{pairs:?}");
 }

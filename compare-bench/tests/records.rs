@@ -5,7 +5,7 @@ mod support;
 use compare_bench::record::Record;
 use compare_bench::report::goals;
 use compare_bench::scenarios::Kind;
-use support::{at_32, uncontended};
+use support::{at_32, goal, uncontended};
 
 #[test]
 fn every_line_has_the_required_fields() {
@@ -73,7 +73,7 @@ fn uncontended_miss_is_explained_by_the_own_floor(
     backend: &'static str,
     (peer, peer_pairs): (Kind, f64),
     floor: Kind,
-    goal: &str,
+    goal_text: &str,
 ) {
     let records = vec![
         uncontended(Kind::Distlock(backend).system(), backend, 600.0).with(SERVER_CPU, 160.0),
@@ -82,10 +82,7 @@ fn uncontended_miss_is_explained_by_the_own_floor(
     ];
     assert!(floor.uncontended(), "{floor:?} runs uncontended");
     let goals = goals(&records);
-    let missed = goals
-        .iter()
-        .find(|g| g.goal.contains(goal))
-        .expect("the uncontended goal");
+    let missed = goal(&goals, &[goal_text]);
     assert_eq!(missed.met, Some(false), "{missed:?}");
     let floor_name = floor.system();
     assert!(
@@ -134,10 +131,7 @@ fn zookeeper_uncontended_misses_are_explained_by_the_create_delete_floor() {
         uncontended(Kind::ZkRecipeFloor.system(), "zookeeper", 700.0),
     ];
     let goals = goals(&records);
-    let missed = goals
-        .iter()
-        .find(|g| g.goal.contains("the create+delete floor"))
-        .expect("the uncontended goal");
+    let missed = goal(&goals, &["the create+delete floor"]);
     assert_eq!(missed.met, Some(false), "{missed:?}");
     let (floor, recipe) = (Kind::ZkFloor.system(), Kind::ZkRecipeFloor.system());
     assert!(
@@ -178,19 +172,13 @@ fn floors_are_found_by_name_and_explain_a_miss() {
     assert!(!Kind::ZkRecipeFloor.system().contains("create+delete floor"));
     assert!(Kind::MySqlGetLock.system().contains("GET_LOCK"));
     let goals = goals(&records);
-    let zk = goals
-        .iter()
-        .find(|g| g.goal.contains("create+delete floor"))
-        .expect("zk floor goal");
+    let zk = goal(&goals, &["create+delete floor"]);
     assert_eq!(zk.met, Some(false), "{zk:?}");
     assert!(
         zk.why.contains("x0.60 of it") && zk.why.contains("not the server"),
         "{zk:?}"
     );
-    let mysql = goals
-        .iter()
-        .find(|g| g.goal.starts_with("MySQL/MariaDB uncontended"))
-        .expect("mysql goal");
+    let mysql = goal(&goals, &["MySQL/MariaDB uncontended"]);
     // 1000 < 0.5 x 4000, and no row-lock floor was measured.
     assert_eq!(mysql.met, Some(false), "{mysql:?}");
     assert!(mysql.why.contains("no floor measured"), "{mysql:?}");
@@ -217,30 +205,18 @@ fn held_goals_read_the_100k_row_and_explain_per_hold_renewals() {
         many_on("zookeeper", 10_000, 1.0, 100.0),
     ];
     let goals = goals(&records);
-    let renewal = goals
-        .iter()
-        .find(|g| g.goal.contains("Redis") && g.goal.contains("renewal"))
-        .expect("redis renewal goal");
+    let renewal = goal(&goals, &["Redis", "renewal"]);
     assert_eq!(renewal.met, Some(false), "{renewal:?}");
     assert!(renewal.why.contains("one by one"), "{renewal:?}");
-    let memory = goals
-        .iter()
-        .find(|g| g.goal.contains("Redis") && g.goal.contains("memory"))
-        .expect("redis memory goal");
+    let memory = goal(&goals, &["Redis", "memory"]);
     assert_eq!(memory.met, Some(false), "{memory:?}");
     assert!(memory.measured.contains("2364"), "{memory:?}");
     // ZooKeeper ran but reached no 100,000 row: not measured, and the row says why; PostgreSQL
     // did not run the scenario at all: nothing to explain.
-    let zookeeper = goals
-        .iter()
-        .find(|g| g.goal.contains("ZooKeeper") && g.goal.contains("memory"))
-        .expect("zookeeper memory goal");
+    let zookeeper = goal(&goals, &["ZooKeeper", "memory"]);
     assert_eq!(zookeeper.met, None, "{zookeeper:?}");
     assert!(zookeeper.why.contains("did not reach"), "{zookeeper:?}");
-    let postgres = goals
-        .iter()
-        .find(|g| g.goal.contains("PostgreSQL") && g.goal.contains("memory"))
-        .expect("postgres memory goal");
+    let postgres = goal(&goals, &["PostgreSQL", "memory"]);
     assert_eq!(
         (postgres.met, postgres.why.as_str()),
         (None, ""),

@@ -1,6 +1,7 @@
 //! Records for the goal tests.
 
 use compare_bench::record::Record;
+use compare_bench::report::Goal;
 
 /// A record of `ops_per_s` pairs per second and a p99 wait of `p99_us`.
 pub(crate) fn throughput(
@@ -26,4 +27,16 @@ pub(crate) fn uncontended(system: String, backend: &str, pairs: f64) -> Record {
 /// A contention record of `system` on `backend` at 32 clients: its pairs/s and p99 wait (µs).
 pub(crate) fn at_32(system: String, backend: &str, pairs: f64, p99_us: f64) -> Record {
     throughput("contention", system, backend, 32, pairs, p99_us)
+}
+
+/// The goal whose text contains every one of `words`; a test that names none fails, listing
+/// the goals there are.
+pub(crate) fn goal<'a>(goals: &'a [Goal], words: &[&str]) -> &'a Goal {
+    let found = goals
+        .iter()
+        .find(|g| words.iter().all(|word| g.goal.contains(word)));
+    found.unwrap_or_else(|| {
+        let texts: Vec<&str> = goals.iter().map(|g| g.goal.as_str()).collect();
+        panic!("no goal contains {words:?}: {texts:#?}")
+    })
 }
