@@ -178,17 +178,26 @@ fn zookeeper_contention_misses_are_explained_by_the_recipe_queue_floor() {
 }
 
 /// A miss by less than two decimals' rounding is printed with four, so the measured figure
-/// never reads as the goal's own.
+/// never reads as the goal's own; and a p99 within 10 % of its floor's still says whether the
+/// floor's own wait allows the goal, in figures as fine.
 #[test]
 fn a_miss_within_rounding_of_the_goal_is_printed_finer() {
     let records = vec![
         at_32(Kind::Distlock("redis").system(), "redis", 400.0, 24_835.0),
         at_32(Kind::RsLock.system(), "redis", 1000.0, 247_224.0),
+        at_32(Kind::RedisScriptFloor.system(), "redis", 520.0, 25_899.0),
     ];
     let goals = goals(&records);
     let p99 = goal(&goals, &["p99"]);
     assert_eq!(p99.met, Some(false), "{p99:?}");
     assert!(p99.measured.ends_with(": x0.1005"), "{p99:?}");
+    assert!(
+        p99.why.contains("within 10 % of the floor's wait")
+            && p99
+                .why
+                .contains("the floor itself waits x0.1048 of the peer's p99"),
+        "{p99:?}"
+    );
     let pairs = goal(&goals, &["Redis 32 clients (FIFO)"]);
     assert!(pairs.measured.ends_with(": x0.40"), "{pairs:?}");
 }

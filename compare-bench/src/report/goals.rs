@@ -159,25 +159,27 @@ fn explain_rate(
         "the server does the same work faster for a simpler client: the gap is in distlock's \
          round trips and client work, not the server"
     };
-    let floor_reach = theirs.and_then(|peer| short_of(spec, floor, peer)).map_or(
-        String::new(),
-        |reach| {
-            format!(
-                "; the floor itself reaches only x{reach:.2} of the peer (goal x{}): that server \
-                 work bounds the design below the goal",
-                spec.want
-            )
-        },
-    );
+    let floor_reach =
+        theirs
+            .and_then(|peer| short_of(spec, floor, peer))
+            .map_or(String::new(), |reach| {
+                format!(
+                    "; the floor itself reaches only x{} of the peer (goal x{}): that server work \
+                 bounds the design below the goal",
+                    ratio(reach, spec.want),
+                    spec.want
+                )
+            });
     let woken = mechanism
         .zip(theirs)
         .and_then(|(bare, peer)| Some((bare, short_of(spec, bare, peer)?)))
         .map_or(String::new(), |(bare, reach)| {
             format!(
-                "; the bare wake-up alone ({}, {} pairs/s) reaches only x{reach:.2} of the peer: \
-                 no handoff woken that way reaches the goal",
+                "; the bare wake-up alone ({}, {} pairs/s) reaches only x{} of the peer: no \
+                 handoff woken that way reaches the goal",
                 bare.system,
-                num(bare.ops_per_s)
+                num(bare.ops_per_s),
+                ratio(reach, spec.want)
             )
         });
     format!(
@@ -224,23 +226,26 @@ fn explain_wait(
     setting: &str,
 ) -> String {
     let share = ours.p99_us / floor.p99_us;
-    let floor_reach = theirs.map(|theirs| floor.p99_us / theirs.p99_us);
-    let verdict = match floor_reach {
-        _ if share <= 1.1 => {
-            "within 10 % of the floor's wait: the server's work bounds it, not the client"
-                .to_owned()
-        }
-        Some(reach) if !spec.at_least && reach > spec.want => format!(
-            "the floor itself waits x{reach:.2} of the peer's p99 (goal at most x{}): serving \
-             in arrival order through that server work bounds the design above the goal",
-            spec.want
-        ),
-        _ => "the floor waits less for the same server work: the gap is in distlock's round \
-              trips and client work, not the server"
-            .to_owned(),
+    let client = if share <= 1.1 {
+        "within 10 % of the floor's wait: the server's work bounds it, not the client"
+    } else {
+        "the floor waits less for the same server work: the gap is in distlock's round trips \
+         and client work, not the server"
     };
+    let floor_reach = theirs
+        .map(|peer| floor.p99_us / peer.p99_us)
+        .filter(|reach| !spec.at_least && *reach > spec.want)
+        .map_or(String::new(), |reach| {
+            format!(
+                "; the floor itself waits x{} of the peer's p99 (goal at most x{}): serving in \
+                 arrival order through that server work bounds the design above the goal",
+                ratio(reach, spec.want),
+                spec.want
+            )
+        });
     format!(
-        "floor: {} p99 wait {} us {setting}; distlock {} us = x{share:.2} of it: {verdict}",
+        "floor: {} p99 wait {} us {setting}; distlock {} us = x{share:.2} of it: \
+         {client}{floor_reach}",
         floor.system,
         num(floor.p99_us),
         num(ours.p99_us),
