@@ -2,26 +2,43 @@
 //! real holder processes (`lock-holder work`), asserting what the safety guarantees promise.
 //! `scripts/chaos` runs the same cells with more trials and writes the table.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, PoisonError};
 
 use lock_lab::chaos::{Backend, CellSummary, Runner, Scenario};
 use tokio::sync::Mutex;
 
 const TRIALS: usize = 2;
 
-/// One runner (its servers stay up) and one cell at a time: faults must not overlap.
-fn runner() -> &'static Mutex<Runner> {
-    static RUNNER: OnceLock<Mutex<Runner>> = OnceLock::new();
-    RUNNER.get_or_init(|| Mutex::new(Runner::new(env!("CARGO_BIN_EXE_lock-holder").into(), None)))
+/// One runner per backend (its servers stay up between cells), running one cell at a time:
+/// faults on a backend's servers and holders must not overlap. Cells of different backends
+/// share no server or process, so two tests may run them side by side: a test that waits for a
+/// backend's runner takes it as soon as the test ahead moves on to its next backend.
+fn runner(backend: Backend) -> Arc<Mutex<Runner>> {
+    type Runners = std::sync::Mutex<HashMap<Backend, Arc<Mutex<Runner>>>>;
+    static RUNNERS: OnceLock<Runners> = OnceLock::new();
+    let mut runners = RUNNERS
+        .get_or_init(Runners::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let runner = runners.entry(backend).or_insert_with(|| {
+        let holder = env!("CARGO_BIN_EXE_lock-holder").into();
+        Arc::new(Mutex::new(Runner::new(holder, None)))
+    });
+    Arc::clone(runner)
 }
 
 /// Runs every backend of `scenario`; `None` (a loud skip) when a server is missing and servers
 /// are not required.
 async fn run(scenario: Scenario) -> Option<Vec<CellSummary>> {
-    let mut runner = runner().lock().await;
     let mut cells = Vec::new();
     for &backend in scenario.backends() {
-        let cell = runner.run_cell(scenario, backend, TRIALS).await;
+        let runner = runner(backend);
+        let cell = runner
+            .lock()
+            .await
+            .run_cell(scenario, backend, TRIALS)
+            .await;
         eprintln!("{}", cell.json());
         if !cell.errors.is_empty() {
             assert!(
