@@ -177,6 +177,49 @@ fn zookeeper_contention_misses_are_explained_by_the_recipe_queue_floor() {
     );
 }
 
+/// A distlock faster than its floor is said to be above it, not within 10 % of it: its pairs/s
+/// and its p99 wait alike.
+#[test]
+fn a_miss_beyond_the_floor_says_it_is_above_it() {
+    let records = vec![
+        at_32(
+            Kind::Distlock("postgres").system(),
+            "postgres",
+            973.0,
+            50_000.0,
+        ),
+        at_32(Kind::PgAdvisory.system(), "postgres", 5436.0, 16_000.0),
+        at_32(Kind::PgRow(1).system(), "postgres", 2233.0, 144_000.0),
+        at_32(
+            Kind::PgStatementFloor.system(),
+            "postgres",
+            768.0,
+            100_000.0,
+        ),
+    ];
+    let judged = goals(&records);
+    let judged = goal(&judged, &["PostgreSQL 32", "pg_advisory_lock"]);
+    assert_eq!(judged.met, Some(false), "{judged:?}");
+    assert!(
+        judged.why.contains("= x1.27 of it: above the floor:")
+            && !judged.why.contains("within 10 %"),
+        "{judged:?}"
+    );
+    let records = vec![
+        at_32(Kind::Distlock("redis").system(), "redis", 400.0, 20_000.0),
+        at_32(Kind::RsLock.system(), "redis", 1000.0, 100_000.0),
+        at_32(Kind::RedisScriptFloor.system(), "redis", 380.0, 25_000.0),
+    ];
+    let judged = goals(&records);
+    let p99 = goal(&judged, &["p99"]);
+    assert_eq!(p99.met, Some(false), "{p99:?}");
+    assert!(
+        p99.why.contains("= x0.80 of it: below the floor's wait:")
+            && !p99.why.contains("within 10 %"),
+        "{p99:?}"
+    );
+}
+
 /// A miss by less than two decimals' rounding is printed with four, so the measured figure
 /// never reads as the goal's own; and a p99 within 10 % of its floor's still says whether the
 /// floor's own wait allows the goal, in figures as fine.

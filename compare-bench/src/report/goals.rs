@@ -153,7 +153,9 @@ fn explain_rate(
     setting: &str,
 ) -> String {
     let share = ours.ops_per_s / floor.ops_per_s;
-    let client = if share >= 0.9 {
+    let client = if share > 1.1 {
+        "above the floor: the server's work bounds it, not the client"
+    } else if share >= 0.9 {
         "within 10 % of the floor: the server's work bounds it, not the client"
     } else {
         "the server does the same work faster for a simpler client: the gap is in distlock's \
@@ -226,7 +228,9 @@ fn explain_wait(
     setting: &str,
 ) -> String {
     let share = ours.p99_us / floor.p99_us;
-    let client = if share <= 1.1 {
+    let client = if share < 0.9 {
+        "below the floor's wait: the server's work bounds it, not the client"
+    } else if share <= 1.1 {
         "within 10 % of the floor's wait: the server's work bounds it, not the client"
     } else {
         "the floor waits less for the same server work: the gap is in distlock's round trips \
