@@ -84,6 +84,12 @@ impl Record {
         self.extra.get(key).and_then(Value::as_f64)
     }
 
+    /// A scenario-specific list of numbers, if present and all numbers.
+    pub fn numbers(&self, key: &str) -> Option<Vec<f64>> {
+        let list = self.extra.get(key)?.as_array()?;
+        list.iter().map(Value::as_f64).collect()
+    }
+
     /// A scenario-specific string, if present.
     pub fn text(&self, key: &str) -> Option<&str> {
         self.extra.get(key).and_then(Value::as_str)

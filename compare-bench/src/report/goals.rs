@@ -2,6 +2,7 @@
 //! asks for and, when missed, an explanation computed from the floors measured beside it.
 
 use crate::record::Record;
+use crate::scenarios::latency::ROUND_RATES;
 
 use super::goal_specs::{Measure, Pick, SPECS, Spec};
 use super::{num, table};
@@ -185,12 +186,40 @@ fn explain_rate(
             )
         });
     format!(
-        "floor: {} {} pairs/s {setting}; distlock {} = x{share:.2} of it: \
+        "floor: {} {} pairs/s {setting}; distlock {} = x{share:.2} of it{}: \
          {client}{floor_reach}{woken}{}",
         floor.system,
         num(floor.ops_per_s),
         num(ours.ops_per_s),
+        round_spread(ours, floor),
         server_cpu((ours, floor, theirs)),
+    )
+}
+
+/// The spread of distlock's share of the floor over the rounds both ran (each round's pairs/s
+/// over the floor's in the same round), where the run recorded rounds: how far the whole run's
+/// share could move with the machine's noise.
+fn round_spread(ours: &Record, floor: &Record) -> String {
+    let (Some(mine), Some(floors)) = (ours.numbers(ROUND_RATES), floor.numbers(ROUND_RATES)) else {
+        return String::new();
+    };
+    if mine.len() != floors.len() || mine.len() < 2 || floors.contains(&0.0) {
+        return String::new();
+    }
+    let mut shares: Vec<f64> = (mine.iter().zip(&floors))
+        .map(|(mine, floor)| mine / floor)
+        .collect();
+    shares.sort_by(f64::total_cmp);
+    let middle = shares.len() / 2;
+    let median = match shares.len() % 2 {
+        0 => (shares[middle - 1] + shares[middle]) / 2.0,
+        _ => shares[middle],
+    };
+    format!(
+        " (its {} rounds: x{:.2} to x{:.2}, median x{median:.2})",
+        shares.len(),
+        shares[0],
+        shares[shares.len() - 1],
     )
 }
 

@@ -182,7 +182,10 @@ fn latency(out: &Path, records: &[Record]) -> BenchResult<String> {
          and every process it started, such as PostgreSQL's backends; n/a for a server run \
          elsewhere or inside the client) over the timed rounds. The server's includes its \
          background work (PostgreSQL's checkpoints and autovacuum, ZooKeeper's JVM), which lands in \
-         whichever round it falls: compare a system with its floor, not to the microsecond.\n\n![latency](latency.svg)\n\n{}\n",
+         whichever round it falls: compare a system with its floor, not to the microsecond. \
+         Rounds take turns over the systems, each backend's side by side and every other round \
+         in reverse order; a missed goal's explanation gives distlock's share of its floor round \
+         by round too (`round_pairs_per_s` in the results).\n\n![latency](latency.svg)\n\n{}\n",
         table(
             &[
                 "system",

@@ -8,6 +8,7 @@ use crate::cpu_use::CpuUse;
 use crate::peers::curator::Curator;
 use crate::peers::curator_session::CuratorSession;
 use crate::record::Record;
+use crate::scenarios::latency_turns::{Turn, turns};
 use crate::scenarios::{Ctx, Kind, ROLE_LIBRARY, client, fresh_name};
 use crate::servers::host_port;
 use crate::stats::summarize;
@@ -19,9 +20,14 @@ pub const ID: &str = "latency";
 /// and the server's JIT warm for ZooKeeper (Curator's program warms up with 300 pairs too).
 const WARMUP: Duration = Duration::from_millis(700);
 
+/// The field of a latency record with each round's pairs/s, in the order of the rounds.
+pub const ROUND_RATES: &str = "round_pairs_per_s";
+
 /// Runs every system (of `--backends`) for the run's latency duration, split into rounds that
 /// take turns across the systems, so a noisy moment on a shared machine is spread over all of
-/// them instead of landing on one.
+/// them instead of landing on one; the turns go in the order of [`turns`]. Each record keeps
+/// its rounds' pairs/s too ([`ROUND_RATES`]), so a ratio's spread over the rounds can be read
+/// beside it.
 ///
 /// # Cancel safety
 ///
@@ -43,27 +49,42 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
     let with_curator = ctx.wants("zookeeper");
     let mut curator = None;
     let mut merged: Vec<Option<Outcome>> = (0..=kinds.len()).map(|_| None).collect();
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); kinds.len() + 1];
     let mut used: Vec<Option<CpuUse>> = vec![None; kinds.len()];
     let mut failed: Vec<Option<String>> = vec![None; kinds.len() + 1];
-    for _ in 0..rounds {
-        for (index, kind) in kinds.iter().enumerate() {
+    let backends: Vec<&str> = kinds.iter().map(|kind| kind.backend()).collect();
+    for round in 0..rounds {
+        for turn in turns(&backends, with_curator, round) {
+            let index = match turn {
+                Turn::System(index) => index,
+                Turn::Curator => kinds.len(),
+            };
             if failed[index].is_some() {
                 continue;
             }
-            match measure(ctx, *kind, per_round).await {
-                Ok((outcome, cpu)) => {
+            let outcome = match turn {
+                Turn::System(index) => {
+                    measure(ctx, kinds[index], per_round)
+                        .await
+                        .map(|(outcome, cpu)| {
+                            CpuUse::merge(&mut used[index], cpu);
+                            outcome
+                        })
+                }
+                Turn::Curator => {
+                    let round = curator_round(ctx, &mut curator, ID, (0.0, per_round, &[1]));
+                    round.and_then(|mut outcomes| {
+                        let last = outcomes.pop().map(|(_, outcome)| outcome);
+                        last.ok_or_else(|| "Curator printed no result".into())
+                    })
+                }
+            };
+            match outcome {
+                Ok(outcome) => {
+                    rates[index].push(round_rate(&outcome));
                     Outcome::merge(&mut merged[index], outcome);
-                    CpuUse::merge(&mut used[index], cpu);
                 }
                 Err(error) => failed[index] = Some(error.to_string()),
-            }
-        }
-        if with_curator && failed[kinds.len()].is_none() {
-            let round = curator_round(ctx, &mut curator, ID, (0.0, per_round, &[1]));
-            match round.map(|mut outcomes| outcomes.pop()) {
-                Ok(Some((_, outcome))) => Outcome::merge(&mut merged[kinds.len()], outcome),
-                Ok(None) => failed[kinds.len()] = Some("Curator printed no result".to_owned()),
-                Err(error) => failed[kinds.len()] = Some(error.to_string()),
             }
         }
     }
@@ -75,7 +96,9 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
         match (&failed[index], outcome) {
             (Some(error), _) => ctx.skip(format!("{ID}: {system}: {error}")),
             (None, Some(outcome)) => {
-                let record = record(&system, backend, &outcome).with("role", role);
+                let record = record(&system, backend, &outcome)
+                    .with("role", role)
+                    .with(ROUND_RATES, std::mem::take(&mut rates[index]));
                 // Curator's client is a JVM of its own, started by its first round: unread.
                 match used.get(index).copied().flatten() {
                     Some(cpu) => ctx.push(cpu.per_pair(record, outcome.samples.len())),
@@ -86,6 +109,12 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
         }
     }
     Ok(())
+}
+
+/// A round's pairs per second.
+fn round_rate(outcome: &Outcome) -> f64 {
+    let rate = outcome.samples.len() as f64 / outcome.seconds.max(f64::MIN_POSITIVE);
+    (rate * 10.0).round() / 10.0
 }
 
 /// One round of `kind`: its outcome, and the CPU time its client and server used in it.

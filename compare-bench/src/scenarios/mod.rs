@@ -10,6 +10,7 @@ pub mod herd;
 pub mod holding;
 mod kinds;
 pub mod latency;
+mod latency_turns;
 pub mod many;
 pub mod shared;
 pub mod waiting;

@@ -25,6 +25,7 @@ pub(crate) fn uncontended(system: String, backend: &str, pairs: f64) -> Record {
 }
 
 /// A contention record of `system` on `backend` at 32 clients: its pairs/s and p99 wait (µs).
+#[allow(dead_code)] // the latency goals' tests need no contention records
 pub(crate) fn at_32(system: String, backend: &str, pairs: f64, p99_us: f64) -> Record {
     throughput("contention", system, backend, 32, pairs, p99_us)
 }
