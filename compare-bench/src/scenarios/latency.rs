@@ -25,8 +25,9 @@ pub const ROUND_RATES: &str = "round_pairs_per_s";
 
 /// Runs every system (of `--backends`) for the run's latency duration, split into rounds that
 /// take turns across the systems, so a noisy moment on a shared machine is spread over all of
-/// them instead of landing on one; the turns go in the order of [`turns`]. Each record keeps
-/// its rounds' pairs/s too ([`ROUND_RATES`]), so a ratio's spread over the rounds can be read
+/// them instead of landing on one. Each backend's systems take their turns side by side and
+/// every other round runs backwards (see the `latency_turns` module). Each record keeps its
+/// rounds' pairs/s too ([`ROUND_RATES`]), so a ratio's spread over the rounds can be read
 /// beside it.
 ///
 /// # Cancel safety
