@@ -73,8 +73,8 @@ pub async fn run(ctx: &mut Ctx) -> BenchResult<()> {
                         })
                 }
                 Turn::Curator => {
-                    let round = curator_round(ctx, &mut curator, ID, (0.0, per_round, &[1]));
-                    round.and_then(|mut outcomes| {
+                    let ran = curator_round(ctx, &mut curator, ID, (0.0, per_round, &[1]));
+                    ran.and_then(|mut outcomes| {
                         let last = outcomes.pop().map(|(_, outcome)| outcome);
                         last.ok_or_else(|| "Curator printed no result".into())
                     })
