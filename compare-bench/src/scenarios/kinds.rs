@@ -36,6 +36,9 @@ pub enum Kind {
     /// The ZooKeeper recipe floor: create an ephemeral sequential node, list the parent in the
     /// same round trip, watch the node ahead while there is one, delete the node.
     ZkRecipeFloor,
+    /// The ZooKeeper node floor: create the node distlock creates (sequential, `_c_<uuid>-`
+    /// name, owner label) and delete it, uncontended only.
+    ZkNodeFloor,
     /// MySQL/MariaDB `GET_LOCK` and `RELEASE_LOCK`.
     MySqlGetLock,
     /// Hand-written MySQL/MariaDB unique-row lock, polling every this many milliseconds.
@@ -70,6 +73,10 @@ impl Kind {
                 "create+list+delete recipe floor, zookeeper-client {}",
                 crate_versions("zookeeper-client").join("/")
             ),
+            Kind::ZkNodeFloor => format!(
+                "sequential _c_<uuid>- labelled node floor, zookeeper-client {}",
+                crate_versions("zookeeper-client").join("/")
+            ),
             Kind::MySqlGetLock => "GET_LOCK/RELEASE_LOCK".to_owned(),
             Kind::MySqlRow(ms) => format!("INSERT IGNORE/DELETE, {ms} ms poll"),
             Kind::MySqlStatementFloor => {
@@ -93,6 +100,7 @@ impl Kind {
             | Kind::MySqlStatementFloor
             | Kind::ZkFloor
             | Kind::ZkRecipeFloor
+            | Kind::ZkNodeFloor
             | Kind::PgNotifyFloor
             | Kind::RedisScriptFloor
             | Kind::RedisHandoffFloor => "floor (no lock semantics)",
@@ -101,7 +109,7 @@ impl Kind {
 
     /// Whether it takes part in the contention sweep: the uncontended floors cannot wait.
     pub fn contends(self) -> bool {
-        !matches!(self, Kind::PgFloor | Kind::ZkFloor)
+        !matches!(self, Kind::PgFloor | Kind::ZkFloor | Kind::ZkNodeFloor)
     }
 
     /// Whether it takes part in the uncontended latency scenario: the handoff floor does
@@ -124,7 +132,7 @@ impl Kind {
             | Kind::PgStatementFloor
             | Kind::PgNotifyFloor => "postgres",
             Kind::MySqlGetLock | Kind::MySqlRow(_) | Kind::MySqlStatementFloor => "mysql",
-            Kind::ZkFloor | Kind::ZkRecipeFloor => "zookeeper",
+            Kind::ZkFloor | Kind::ZkRecipeFloor | Kind::ZkNodeFloor => "zookeeper",
         }
     }
 }
@@ -180,6 +188,7 @@ pub fn all_kinds() -> Vec<Kind> {
         Kind::MySqlStatementFloor,
         Kind::ZkFloor,
         Kind::ZkRecipeFloor,
+        Kind::ZkNodeFloor,
     ]);
     kinds
 }

@@ -29,6 +29,7 @@ use crate::peers::pg_notify_floor::NotifyRelay;
 use crate::peers::redis_handoff_floor::PublishRelay;
 use crate::peers::redis_script_floor::RedisScriptFloor;
 use crate::peers::zk_floor::ZkFloor;
+use crate::peers::zk_node_floor::ZkNodeFloor;
 use crate::peers::zk_recipe_floor::ZkRecipeFloor;
 use crate::peers::{mysql, mysql_statement_floor, pg, pg_statement_floor};
 use crate::peers::{redis_poll::RedisPollLock, rslock_peer::RsLock};
@@ -173,6 +174,11 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
             let (host, port) = host_port(&servers.zookeeper).ok_or("no ZooKeeper port")?;
             let parent = format!("/recipe-floor-bench/{}", name.replace('/', "-"));
             Arc::new(ZkRecipeFloor::connect(&format!("{host}:{port}"), &parent).await?)
+        }
+        Kind::ZkNodeFloor => {
+            let (host, port) = host_port(&servers.zookeeper).ok_or("no ZooKeeper port")?;
+            let parent = format!("/node-floor-bench/{}", name.replace('/', "-"));
+            Arc::new(ZkNodeFloor::connect(&format!("{host}:{port}"), &parent).await?)
         }
         Kind::MySqlGetLock => {
             let key = format!("bench-{:016x}", advisory_key(name));
