@@ -18,6 +18,7 @@ pub mod rslock_peer;
 pub mod statement_floor;
 pub mod zk_floor;
 pub mod zk_herd;
+pub mod zk_node;
 pub mod zk_node_floor;
 pub mod zk_recipe_floor;
 

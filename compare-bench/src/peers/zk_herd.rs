@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 use zookeeper_client::{Acls, Client, CreateMode};
 
+use super::zk_node::{NodeHeld, session_under};
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
 
@@ -31,20 +32,12 @@ impl HerdLock {
     ///
     /// The session's or the parent's creation error.
     pub async fn connect(hosts: &str, parent: &str, wakeups: Arc<AtomicU64>) -> BenchResult<Self> {
-        let client = Client::connector().connect(hosts).await?;
-        let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
-        client.mkdir(parent, &options).await?;
         Ok(Self {
-            client,
+            client: session_under(hosts, parent).await?,
             parent: parent.to_owned(),
             wakeups,
         })
     }
-}
-
-struct HerdHeld {
-    client: Client,
-    path: String,
 }
 
 #[async_trait]
@@ -58,7 +51,7 @@ impl Contender for HerdLock {
             let (mut children, watcher) = self.client.list_and_watch_children(&self.parent).await?;
             children.sort();
             if children.first() == Some(&node) {
-                return Ok(Box::new(HerdHeld {
+                return Ok(Box::new(NodeHeld {
                     client: self.client.clone(),
                     path: format!("{}/{node}", self.parent),
                 }));
@@ -66,13 +59,5 @@ impl Contender for HerdLock {
             watcher.changed().await;
             self.wakeups.fetch_add(1, Ordering::Relaxed);
         }
-    }
-}
-
-#[async_trait]
-impl Held for HerdHeld {
-    async fn release(self: Box<Self>) -> BenchResult<()> {
-        self.client.delete(&self.path, None).await?;
-        Ok(())
     }
 }

@@ -12,6 +12,7 @@
 use async_trait::async_trait;
 use zookeeper_client::{Acls, Client, CreateMode};
 
+use super::zk_node::{NodeHeld, session_under};
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
 
@@ -37,19 +38,11 @@ impl ZkNodeFloor {
     ///
     /// The session's or the parent's creation error.
     pub async fn connect(hosts: &str, parent: &str) -> BenchResult<Self> {
-        let client = Client::connector().connect(hosts).await?;
-        let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
-        client.mkdir(parent, &options).await?;
         Ok(Self {
-            client,
+            client: session_under(hosts, parent).await?,
             parent: parent.to_owned(),
         })
     }
-}
-
-struct NodeHeld {
-    client: Client,
-    path: String,
 }
 
 #[async_trait]
@@ -62,13 +55,5 @@ impl Contender for ZkNodeFloor {
             client: self.client.clone(),
             path: format!("{base}{sequence}"),
         }))
-    }
-}
-
-#[async_trait]
-impl Held for NodeHeld {
-    async fn release(self: Box<Self>) -> BenchResult<()> {
-        self.client.delete(&self.path, None).await?;
-        Ok(())
     }
 }

@@ -15,6 +15,7 @@
 use async_trait::async_trait;
 use zookeeper_client::{Acls, Client, CreateMode, EventType};
 
+use super::zk_node::{NodeHeld, session_under};
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
 
@@ -39,11 +40,8 @@ impl ZkRecipeFloor {
     ///
     /// The session's or the create's error.
     pub async fn connect(hosts: &str, parent: &str) -> BenchResult<Self> {
-        let client = Client::connector().connect(hosts).await?;
-        let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
-        client.mkdir(parent, &options).await?;
         Ok(Self {
-            client,
+            client: session_under(hosts, parent).await?,
             parent: parent.to_owned(),
         })
     }
@@ -75,11 +73,6 @@ impl ZkRecipeFloor {
     }
 }
 
-struct RecipeHeld {
-    client: Client,
-    path: String,
-}
-
 #[async_trait]
 impl Contender for ZkRecipeFloor {
     async fn acquire(&self) -> BenchResult<Box<dyn Held>> {
@@ -92,17 +85,9 @@ impl Contender for ZkRecipeFloor {
         let children = listing.await?;
         self.wait_first(&format!("lock-{sequence}"), children)
             .await?;
-        Ok(Box::new(RecipeHeld {
+        Ok(Box::new(NodeHeld {
             client: self.client.clone(),
             path: format!("{base}{sequence}"),
         }))
-    }
-}
-
-#[async_trait]
-impl Held for RecipeHeld {
-    async fn release(self: Box<Self>) -> BenchResult<()> {
-        self.client.delete(&self.path, None).await?;
-        Ok(())
     }
 }
