@@ -7,6 +7,10 @@ use zookeeper_client::{Acls, Client, CreateMode};
 use crate::BenchResult;
 use crate::contend::Held;
 
+/// The data of a lock node: an owner label of the default's shape and length (a host name and a
+/// process id).
+pub const LABEL: &[u8] = b"bench-host.example:123456";
+
 /// Opens a session to `hosts` (`host:port,...`) and creates the persistent `parent` (and its
 /// ancestors) if it is missing.
 ///

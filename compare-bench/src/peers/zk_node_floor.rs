@@ -12,12 +12,9 @@
 use async_trait::async_trait;
 use zookeeper_client::{Acls, Client, CreateMode};
 
-use super::zk_node::{NodeHeld, session_under};
+use super::zk_node::{LABEL, NodeHeld, session_under};
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
-
-/// An owner label of the default's shape and length (a host name and a process id).
-const LABEL: &[u8] = b"bench-host.example:123456";
 
 /// One session writing lock nodes under `parent`.
 #[derive(Debug, Clone)]

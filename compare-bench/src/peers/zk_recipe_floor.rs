@@ -15,12 +15,9 @@
 use async_trait::async_trait;
 use zookeeper_client::{Acls, Client, CreateMode, EventType};
 
-use super::zk_node::{NodeHeld, session_under};
+use super::zk_node::{LABEL, NodeHeld, session_under};
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
-
-/// An owner label of a typical length (a host name and a process id).
-const LABEL: &[u8] = b"bench-host.example:123456";
 
 /// One client (its own session) of the queue under `parent`.
 #[derive(Debug, Clone)]
