@@ -119,7 +119,8 @@ impl LockGuard {
     }
 
     /// Until when the server holds the lock for this guard, by the local monotonic clock: the
-    /// last confirmed lease end less the clock drift margin.
+    /// last confirmed lease end less the clock drift margin and the
+    /// [signal allowance](AcquireOptions::signal_allowance).
     pub fn valid_until(&self) -> Instant {
         self.lease.valid_until()
     }

@@ -45,7 +45,8 @@ pub struct AcquireOptions {
     /// The share of every lease assumed lost to clock drift: the holder treats its lease as
     /// ending `lease * clock_drift` before the server does, so its lost signal fires first even
     /// if its clock runs that much slower than the server's. Default 0.01 (1 %, far beyond what
-    /// NTP-disciplined clocks drift); at most 0.5.
+    /// NTP-disciplined clocks drift); at most 0.5. The lease is also cut by the
+    /// [signal allowance](Self::signal_allowance), which no setting removes.
     pub clock_drift: f64,
     /// The share of the lease below which a hold whose renewals are failing or late is
     /// [at risk](crate::LockGuard::at_risk): time to stop work that must not outlive the hold.
@@ -70,6 +71,10 @@ impl AcquireOptions {
 
     /// The default lease.
     pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+    /// The most of a lease set aside, beside the clock drift share, for the holder's own
+    /// delays (see [`signal_allowance`](Self::signal_allowance)).
+    pub const SIGNAL_ALLOWANCE: Duration = Duration::from_millis(50);
 
     /// The default [`clock_drift`](Self::clock_drift).
     pub const DEFAULT_CLOCK_DRIFT: f64 = 0.01;
@@ -148,6 +153,16 @@ impl AcquireOptions {
     /// is no bound, as a wait of `Duration::MAX` is no limit.
     pub fn hold_limit(&self) -> Option<Duration> {
         self.max_hold.filter(|limit| *limit <= Self::MAX_LEASE)
+    }
+
+    /// The time set aside in a lease of `length` for the holder's own delays: a timer that
+    /// fires late, a process held off the CPU by a loaded host. The lost signal fires this
+    /// much earlier, beside the clock drift margin, so a holder delayed that long still learns
+    /// of the loss before the server can grant the lock elsewhere. It is
+    /// [`SIGNAL_ALLOWANCE`](Self::SIGNAL_ALLOWANCE), or a twentieth of a lease shorter than 1 s,
+    /// whose drift share alone would be a few milliseconds.
+    pub fn signal_allowance(length: Duration) -> Duration {
+        Self::SIGNAL_ALLOWANCE.min(length / 20)
     }
 
     /// The time assumed lost to clock drift in a lease of `length`.

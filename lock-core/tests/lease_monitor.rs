@@ -76,7 +76,7 @@ async fn racing_extends_never_overstate_the_lease() {
     assert!(!guard.is_lost());
 }
 
-/// The guard's lease ends the drift margin before the server's.
+/// The guard's lease ends the drift margin and the signal allowance before the server's.
 #[tokio::test(start_paused = true)]
 async fn the_drift_margin_ends_the_local_lease_early() {
     let server = Arc::new(SlowServer {
@@ -91,14 +91,47 @@ async fn the_drift_margin_ends_the_local_lease_early() {
         .expect("options");
     let granted = Instant::now();
     let guard = guard(&server, &options);
-    assert_eq!(guard.valid_until(), granted + Duration::from_millis(9500));
-    tokio::time::sleep(Duration::from_millis(9490)).await;
+    // 5 % of 10 s, and the 50 ms signal allowance.
+    assert_eq!(guard.valid_until(), granted + Duration::from_millis(9450));
+    tokio::time::sleep(Duration::from_millis(9440)).await;
     assert!(!guard.is_lost());
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert!(
         guard.is_lost(),
         "lost did not fire at the end of the trusted lease"
     );
+}
+
+/// A short lease's drift share is a few milliseconds, less than a loaded host can hold a
+/// process off the CPU: the lost signal also leads by the signal allowance, so a holder
+/// delayed that long still learns of the loss before the server can pass the lock on.
+#[tokio::test(start_paused = true)]
+async fn the_lost_signal_leads_a_short_lease_by_the_signal_allowance() {
+    let server = Arc::new(SlowServer {
+        end: Mutex::new(Instant::now()),
+        failing: false,
+    });
+    let options = AcquireOptions::builder()
+        .lease(Duration::from_millis(800))
+        .auto_renew(false)
+        .build()
+        .expect("options");
+    let granted = Instant::now();
+    let guard = guard(&server, &options);
+    // 1 % drift of 800 ms is 8 ms; the allowance (a twentieth of a lease this short) is 40 ms.
+    assert_eq!(guard.valid_until(), granted + Duration::from_millis(752));
+    assert_eq!(
+        AcquireOptions::signal_allowance(Duration::from_secs(30)),
+        AcquireOptions::SIGNAL_ALLOWANCE
+    );
+    assert_eq!(
+        AcquireOptions::signal_allowance(AcquireOptions::MIN_LEASE),
+        Duration::from_millis(5)
+    );
+    tokio::time::sleep(Duration::from_millis(751)).await;
+    assert!(!guard.is_lost());
+    tokio::time::sleep(Duration::from_millis(2)).await;
+    assert!(guard.is_lost(), "lost did not fire at the allowance");
 }
 
 /// Failing renewals raise at-risk once less than the at-risk share is left, then lost at the
@@ -125,12 +158,14 @@ async fn failing_renewals_raise_at_risk_before_lost() {
         doomed.is_suspended(),
         "failing renewals do not show as suspended"
     );
+    // No drift share: the lease ends the 50 ms signal allowance early, at-risk a quarter of
+    // the lease before that.
     assert_eq!(
         at_risk,
-        Duration::from_millis(2250),
+        Duration::from_millis(2200),
         "at risk at {at_risk:?}"
     );
-    assert_eq!(lost, Duration::from_secs(3), "lost at {lost:?}");
+    assert_eq!(lost, Duration::from_millis(2950), "lost at {lost:?}");
 
     let healthy = Arc::new(SlowServer {
         end: Mutex::new(Instant::now()),

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::backend::{HeldLock, Sending};
-use crate::{LockHandle, Result, telemetry};
+use crate::{AcquireOptions, LockHandle, Result, telemetry};
 
 /// The lease on the local monotonic clock: the server holds the lock for us at least until
 /// [`valid_until`](Lease::valid_until).
@@ -43,7 +43,7 @@ pub(crate) struct LeaseTerms {
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct LeaseState {
-    /// The confirmed lease end, less the drift margin.
+    /// The confirmed lease end, less the drift margin and the signal allowance.
     pub(super) end: Instant,
     /// The length each renewal asks for.
     pub(super) length: Duration,
@@ -110,7 +110,8 @@ impl Lease {
         *self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Until when the server holds the lock for us, by the local clock, drift margin included.
+    /// Until when the server holds the lock for us, by the local clock, less the drift margin
+    /// and the signal allowance.
     pub(crate) fn valid_until(&self) -> Instant {
         self.state().end
     }
@@ -173,9 +174,12 @@ impl Lease {
     }
 }
 
-/// `sent + length`, less the drift margin; far in the future if that overflows.
+/// `sent + length`, less the drift margin and the signal allowance; far in the future if that
+/// overflows.
 fn end_of(sent: Instant, length: Duration, drift: f64) -> Instant {
-    let trusted = length.saturating_sub(length.mul_f64(drift));
+    let trusted = length
+        .saturating_sub(length.mul_f64(drift))
+        .saturating_sub(AcquireOptions::signal_allowance(length));
     sent.checked_add(trusted)
         .unwrap_or_else(|| sent + Duration::from_secs(86_400 * 365 * 30))
 }
