@@ -1,7 +1,7 @@
 //! A ZooKeeper ensemble of N nodes on loopback.
 
 use super::ports::PortReservation;
-use super::zookeeper::{NodeConfig, ZkServer};
+use super::zookeeper::{NodeConfig, Reaping, ZkServer};
 use crate::ServerError;
 
 /// An ensemble of ZooKeeper nodes on loopback, each a [`ZkServer`].
@@ -37,6 +37,7 @@ impl ZkEnsemble {
                 peers: &peers,
                 env: &[],
                 tls: None,
+                reap_every: Reaping::Soon,
             };
             nodes.push(ZkServer::launch(reservations, &config)?);
         }

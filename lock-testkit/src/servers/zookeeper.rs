@@ -93,6 +93,17 @@ pub(super) struct NodeConfig<'a> {
     pub(super) env: &'a [(String, String)],
     /// Serve TLS on the second reservation's port with these certificates.
     pub(super) tls: Option<&'a ServerTls>,
+    /// How often the server reaps empty container nodes (lock parents).
+    pub(super) reap_every: Reaping,
+}
+
+/// How often a server looks for empty container nodes to delete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reaping {
+    /// Every second, so that tests see a released lock's parent go soon.
+    Soon,
+    /// At ZooKeeper's default minute: no reaper transaction in a short test.
+    Rarely,
 }
 
 impl ZkServer {
@@ -125,12 +136,33 @@ impl ZkServer {
         tick: Duration,
         env: &[(String, String)],
     ) -> Result<Self, ServerError> {
+        Self::start_standalone(tick, env, Reaping::Soon)
+    }
+
+    /// Starts a standalone server with `tick` whose container reaper runs at ZooKeeper's
+    /// default minute instead of every second: for tests that count what a client's requests
+    /// make the server do. Every reaper pass over an empty parent is a transaction (a delete,
+    /// or a refused one when the parent is in use again), which shows in the ensemble's zxids.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](ZkServer::start).
+    pub fn start_rarely_reaped(tick: Duration) -> Result<Self, ServerError> {
+        Self::start_standalone(tick, &[], Reaping::Rarely)
+    }
+
+    fn start_standalone(
+        tick: Duration,
+        env: &[(String, String)],
+        reap_every: Reaping,
+    ) -> Result<Self, ServerError> {
         let config = NodeConfig {
             tick_ms: tick.as_millis() as u32,
             my_id: None,
             peers: &[],
             env,
             tls: None,
+            reap_every,
         };
         let reservation = PortReservation::new()?;
         let mut server = Self::launch(vec![reservation], &config)?;
@@ -153,6 +185,7 @@ impl ZkServer {
             peers: &[],
             env: &[],
             tls: Some(tls),
+            reap_every: Reaping::Soon,
         };
         let reservations = vec![PortReservation::new()?, PortReservation::new()?];
         let mut server = Self::launch(reservations, &config)?;
@@ -225,8 +258,12 @@ impl ZkServer {
             "-XX:+UseSerialGC".to_owned(),
             "-XX:TieredStopAtLevel=1".to_owned(),
             "-Dzookeeper.admin.enableServer=false".to_owned(),
+        ]);
+        if config.reap_every == Reaping::Soon {
             // Reap empty container nodes (lock parents) within a second instead of a minute.
-            "-Dznode.container.checkIntervalMs=1000".to_owned(),
+            args.push("-Dznode.container.checkIntervalMs=1000".to_owned());
+        }
+        args.extend([
             "-cp".to_owned(),
             classpath,
             main.to_owned(),

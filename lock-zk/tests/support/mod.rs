@@ -13,13 +13,26 @@ use lock_zk::ZkLock;
 
 /// One standalone server per test binary, with `tick`; `None` (a loud skip) without ZooKeeper.
 pub fn server_url(tick: Duration) -> Option<String> {
+    shared_server_url(|| ZkServer::start_with_tick(tick))
+}
+
+/// As [`server_url`], with a server whose container reaper runs only once a minute: for a
+/// binary that counts what its requests make the server do, which a reaper's transaction
+/// between them would change.
+pub fn rarely_reaped_server_url(tick: Duration) -> Option<String> {
+    shared_server_url(|| ZkServer::start_rarely_reaped(tick))
+}
+
+fn shared_server_url(
+    start: impl FnOnce() -> Result<ZkServer, lock_testkit::ServerError>,
+) -> Option<String> {
     static SERVER: OnceLock<Option<(String, Option<ZkServer>)>> = OnceLock::new();
     SERVER
         .get_or_init(|| {
             if let Some(url) = external_url("ZOOKEEPER") {
                 return Some((url, None));
             }
-            let server = lock_testkit::require(ZkServer::start_with_tick(tick))?;
+            let server = lock_testkit::require(start())?;
             Some((server.url(), Some(server)))
         })
         .as_ref()
