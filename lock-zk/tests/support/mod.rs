@@ -23,6 +23,8 @@ pub fn rarely_reaped_server_url(tick: Duration) -> Option<String> {
     shared_server_url(|| ZkServer::start_rarely_reaped(tick))
 }
 
+/// The binary's one server, started by `start` on the first call: a binary asks for one kind of
+/// server only, since a later call gets the server the first one started.
 fn shared_server_url(
     start: impl FnOnce() -> Result<ZkServer, lock_testkit::ServerError>,
 ) -> Option<String> {
