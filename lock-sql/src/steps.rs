@@ -263,7 +263,7 @@ impl LockSteps for SqlSteps {
         {
             let name_it = attempt.named != Some(bell.id());
             let (name, entry) = (attempt.name.as_str(), attempt.entry.id);
-            match bell.park(name, entry, sleep, name_it).await {
+            match bell.park(name, entry, attempt.owner, sleep, name_it).await {
                 Ok(woken) => {
                     attempt.named = Some(bell.id());
                     attempt.woken = Some(woken);
@@ -333,15 +333,15 @@ impl SqlSteps {
     }
 
     /// Removes the waiter entry, if one was placed. Where a release grants the first waiter
-    /// the lock (PostgreSQL), one may have granted it to this entry before the removal, and
-    /// its notification may not have arrived: the owner's hold, if any, is released after
+    /// the lock (PostgreSQL, MySQL), one may have granted it to this entry before the removal, and
+    /// its notification or ring may not have arrived: the owner's hold, if any, is released after
     /// the removal (which no later release can grant past). Each part is skipped once it
     /// succeeded.
     async fn leave_line(&self, attempt: &mut SqlAttempt) -> Result<()> {
         if attempt.entry.placed() {
             self.inner.leave(&attempt.name, attempt.entry.id).await?;
             attempt.entry.removed();
-            attempt.release_owed |= self.inner.db.acquire_keeps_entry();
+            attempt.release_owed |= self.inner.db.release_grants();
         }
         if attempt.release_owed {
             self.inner

@@ -4,6 +4,10 @@ mod support;
 
 #[path = "mysql/acquire_statements.rs"]
 mod acquire_statements;
+#[path = "mysql/grant_statement.rs"]
+mod grant_statement;
+#[path = "mysql/handoff.rs"]
+mod handoff;
 #[path = "mysql/parking.rs"]
 mod parking;
 

@@ -8,13 +8,15 @@
 //! Under contention it waits in line as a distlock acquisition does, with the same statements:
 //! a first try that finds the lock free but marked for waiters sends `acquire_in_line.sql`
 //! next; a refused first try marks the lock row (`wait_mark.sql`) and places a waiter entry
-//! (`wait_register.sql`) naming its second connection, which it parks (`park.sql`, waiting
-//! for a user lock that a third connection holds, as lock-sql's anchor) until a release
-//! interrupts it (`KILL QUERY`), the park's check finds its turn came, or the park's second
-//! runs out (then it parks again); when woken it sends `acquire_in_line.sql`, and a
-//! grant after a wait removes the entry (`wait_leave.sql`). Its release sends `release.sql`,
-//! and when that reports a waiter entry may be live, reads the first waiter's parked
-//! connection (`first_sleeper.sql`) and interrupts it. Entries are not refreshed:
+//! (`wait_register.sql`) naming its second connection and carrying its grant terms, which it
+//! parks (`park.sql`, waiting for a user lock that a third connection holds, as lock-sql's
+//! anchor) until a release interrupts it (`KILL QUERY`), the park's check finds its turn came
+//! or the lock granted to it, or the park's second runs out (then it parks again); when woken
+//! it takes a grant up with `acquire_row.sql` (then `acquire_in_line.sql` if none was made),
+//! and a grant after a wait removes the entry (`wait_leave.sql`). Its release sends
+//! `release.sql`, and when that reports a waiter entry may be live, grants the lock to the
+//! first waiter (`grant_head.sql`) and interrupts its parked connection. Entries are not
+//! refreshed:
 //! they last 15 s, as distlock's, and a refresh every 5 s would add less than one statement
 //! per waiter in a run.
 
@@ -106,10 +108,10 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
 }
 
 impl MySqlStatementFloor {
-    /// One try for `owner`, whose waiter entry is `waiter`: unless the entry is `placed`,
-    /// `acquire_row.sql` on a row seen (then `acquire.sql` if it was missing) or `acquire.sql`;
-    /// `acquire_in_line.sql` when the entry is placed or the lock was found free but marked
-    /// for waiters. `true` when granted, `false` when the lock was held,
+    /// One try for `owner`, whose waiter entry is `waiter`: `acquire_row.sql` on a row seen
+    /// (which takes up a grant a release made), then unless the entry is `placed`
+    /// `acquire.sql` if the row was missing or not seen; `acquire_in_line.sql` when the lock
+    /// was found free but marked for waiters, or the entry is placed and no grant was found. `true` when granted, `false` when the lock was held,
     /// others were ahead, or the server rolled the statement back for contention (as
     /// lock-sql, a refusal).
     async fn try_once(
@@ -119,38 +121,39 @@ impl MySqlStatementFloor {
         (waiter, placed): (&[u8], bool),
     ) -> BenchResult<bool> {
         let name = self.floor.name.as_bytes();
-        if !placed {
-            let mut found = None;
-            if self.known.load(Ordering::Relaxed) {
-                let row = sqlx::query(self.row.clone())
-                    .bind(owner)
-                    .bind(LEASE_US)
-                    .bind(LABEL)
-                    .bind(name)
-                    .bind(owner);
-                found = row_outcome(row.execute(&mut *connection).await)?;
-            }
-            if found.is_none() {
-                let acquire = bind_acquire(self.floor.acquire.clone(), name, owner, None);
-                found = Some(outcome(acquire.execute(&mut *connection).await)?);
-                self.known.store(true, Ordering::Relaxed);
-            }
-            match found.ok_or("no acquire statement ran")? {
-                Outcome::Granted => return Ok(true),
-                Outcome::Refused => return Ok(false),
-                Outcome::FreeButRefused => {}
-            }
+        let mut found = None;
+        if self.known.load(Ordering::Relaxed) {
+            let row = sqlx::query(self.row.clone())
+                .bind(owner)
+                .bind(LEASE_US)
+                .bind(LABEL)
+                .bind(name)
+                .bind(owner);
+            found = row_outcome(row.execute(&mut *connection).await)?;
+        }
+        if found.is_none() && !placed {
+            let acquire = bind_acquire(self.floor.acquire.clone(), name, owner, None);
+            found = Some(outcome(acquire.execute(&mut *connection).await)?);
+            self.known.store(true, Ordering::Relaxed);
+        }
+        match found {
+            Some(Outcome::Granted) => return Ok(true),
+            Some(Outcome::Refused) => return Ok(false),
+            Some(Outcome::FreeButRefused) | None => {}
         }
         let acquire = bind_acquire(self.in_line.clone(), name, owner, Some(waiter));
         Ok(outcome(acquire.execute(&mut *connection).await)? == Outcome::Granted)
     }
 
-    /// Parks the second connection while it is not the turn of the entry `waiter`, for up to
-    /// a second; `false` when it waited the whole second (the turn did not come).
-    async fn park(&self, waiter: &[u8]) -> BenchResult<bool> {
+    /// Parks the second connection while it is not the turn of the entry `waiter` and the
+    /// lock is not granted to `owner`, for up to a second; `false` when it waited the whole
+    /// second (the turn did not come).
+    async fn park(&self, waiter: &[u8], owner: &[u8]) -> BenchResult<bool> {
         let name = self.floor.name.as_bytes();
         let mut sleeper = self.sleeper.lock().await;
         let parked: Result<(i64,), sqlx::Error> = sqlx::query_as(self.park.clone())
+            .bind(name)
+            .bind(owner)
             .bind(name)
             .bind(waiter)
             .bind(name)
@@ -166,22 +169,34 @@ impl MySqlStatementFloor {
         }
     }
 
-    /// Sends the waiter statement `sql` for the entry `waiter`, with the arguments `extra`
-    /// (when placing: the lifetime and the parked connection's id, twice).
-    async fn entry(
+    /// Marks the lock row, then places the entry `waiter` naming the parked connection, with
+    /// `owner`'s grant terms.
+    async fn place(
         &self,
         connection: &mut MySqlConnection,
-        sql: &SqlStr,
         waiter: &[u8],
-        extra: &[i64],
+        owner: &[u8],
     ) -> BenchResult<()> {
-        let mut query = sqlx::query(sql.clone())
-            .bind(self.floor.name.as_bytes())
-            .bind(waiter);
-        for value in extra {
-            query = query.bind(*value);
-        }
-        query.execute(&mut *connection).await?;
+        let name = self.floor.name.as_bytes();
+        sqlx::query(self.mark.clone())
+            .bind(name)
+            .bind(ENTRY_LIFETIME_US)
+            .bind(ENTRY_LIFETIME_US)
+            .execute(&mut *connection)
+            .await?;
+        let sleeper = i64::try_from(self.sleeper_id)?;
+        sqlx::query(self.register.clone())
+            .bind(name)
+            .bind(waiter)
+            .bind(ENTRY_LIFETIME_US)
+            .bind(sleeper)
+            .bind(owner)
+            .bind(LEASE_US)
+            .bind(LABEL)
+            .bind(ENTRY_LIFETIME_US)
+            .bind(sleeper)
+            .execute(&mut *connection)
+            .await?;
         Ok(())
     }
 }
@@ -198,18 +213,9 @@ impl Contender for MySqlStatementFloor {
         {
             return Ok(Box::new(self.floor.held(owner)));
         }
-        let sleeper = i64::try_from(self.sleeper_id)?;
-        let placing = [ENTRY_LIFETIME_US, sleeper, ENTRY_LIFETIME_US, sleeper];
-        sqlx::query(self.mark.clone())
-            .bind(self.floor.name.as_bytes())
-            .bind(ENTRY_LIFETIME_US)
-            .bind(ENTRY_LIFETIME_US)
-            .execute(&mut *connection)
-            .await?;
-        self.entry(&mut connection, &self.register, &waiter, &placing)
-            .await?;
+        self.place(&mut connection, &waiter, &owner).await?;
         loop {
-            if self.park(&waiter).await?
+            if self.park(&waiter, &owner).await?
                 && self
                     .try_once(&mut connection, &owner, (&waiter, true))
                     .await?
@@ -217,7 +223,10 @@ impl Contender for MySqlStatementFloor {
                 break;
             }
         }
-        self.entry(&mut connection, &self.leave, &waiter, &[])
+        sqlx::query(self.leave.clone())
+            .bind(self.floor.name.as_bytes())
+            .bind(waiter.as_slice())
+            .execute(&mut *connection)
             .await?;
         Ok(Box::new(self.floor.held(owner)))
     }
@@ -311,12 +320,9 @@ fn interrupted(error: &sqlx::Error) -> bool {
     number(error) == Some(1317)
 }
 
-/// `first_sleeper.sql`, read after a release that found a waiter entry may be live.
-static FIRST_SLEEPER: LazyLock<SqlStr> = LazyLock::new(|| {
-    statement(include_str!(
-        "../../../lock-sql/sql/mysql/first_sleeper.sql"
-    ))
-});
+/// `grant_head.sql`, sent after a release that found a waiter entry may be live.
+static GRANT_HEAD: LazyLock<SqlStr> =
+    LazyLock::new(|| statement(include_str!("../../../lock-sql/sql/mysql/grant_head.sql")));
 
 #[async_trait]
 impl Held for StatementHeld<MySqlConnection> {
@@ -334,11 +340,13 @@ impl Held for StatementHeld<MySqlConnection> {
         if released.last_insert_id() == 0 {
             return Ok(()); // nobody can be waiting
         }
-        let first: Option<Option<u64>> = sqlx::query_scalar(FIRST_SLEEPER.clone())
+        let granted = sqlx::query(GRANT_HEAD.clone())
             .bind(name)
-            .fetch_optional(&mut *connection)
+            .bind(self.owner.as_slice())
+            .bind(name)
+            .execute(&mut *connection)
             .await?;
-        if let Some(sleeper) = first.flatten().filter(|&id| id != 0) {
+        if let sleeper @ 1.. = granted.last_insert_id() {
             // The first waiter's parked connection: interrupt its sleep. One that is gone
             // (1094) was woken already.
             let kill = format!("KILL QUERY {sleeper}");

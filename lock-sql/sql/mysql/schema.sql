@@ -17,12 +17,18 @@ CREATE TABLE IF NOT EXISTS `{table}` (
 -- served in the order of `queued_at`, the time of the first entry (then of `waiter`).
 -- `sleeper` is the id of the connection the acquisition parks while it waits (park.sql),
 -- which a release interrupts to tell the first in line its turn came; NULL: none parked.
+-- The grant terms (owner token, lease, label) are those a release grants the lock on to the
+-- first in line (grant_head.sql); NULL: placed by an earlier version, which takes its turn
+-- itself.
 CREATE TABLE IF NOT EXISTS `{waiters}` (
-    name       VARBINARY(255)  NOT NULL,
-    waiter     BINARY(16)      NOT NULL,
-    expires_at DATETIME(6)     NOT NULL,
-    queued_at  DATETIME(6)     NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
-    sleeper    BIGINT UNSIGNED NULL,
+    name           VARBINARY(255)  NOT NULL,
+    waiter         BINARY(16)      NOT NULL,
+    expires_at     DATETIME(6)     NOT NULL,
+    queued_at      DATETIME(6)     NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+    sleeper        BIGINT UNSIGNED NULL,
+    grant_owner    BINARY(16)      NULL,
+    grant_lease_us BIGINT          NULL,
+    grant_label    VARBINARY(255)  NULL,
     PRIMARY KEY (name, waiter)
 ) ENGINE = InnoDB;
 

@@ -19,3 +19,8 @@ ON DUPLICATE KEY UPDATE queued_until = VALUES(queued_until);
 -- Entries placed by processes of an earlier version park nothing: a release wakes none of
 -- them, and they read their place in line as before.
 ALTER TABLE `{waiters}` ADD COLUMN sleeper BIGINT UNSIGNED NULL;
+-- Entries placed by processes of an earlier version carry no grant terms: a release grants
+-- them nothing and rings them as before, and they take their turn themselves.
+ALTER TABLE `{waiters}` ADD COLUMN grant_owner BINARY(16) NULL;
+ALTER TABLE `{waiters}` ADD COLUMN grant_lease_us BIGINT NULL;
+ALTER TABLE `{waiters}` ADD COLUMN grant_label VARBINARY(255) NULL;

@@ -141,6 +141,7 @@ pub(crate) use admin::like_prefix;
 pub(crate) use owner::Owner;
 pub(crate) use parking::{Bell, PARK_AT_MOST, Woken};
 pub(crate) use schema::Schema;
+use waiters::Terms;
 
 impl Db {
     /// Builds the pool (connecting lazily) for validated settings. Needs a tokio runtime.
@@ -214,14 +215,19 @@ impl Db {
         waiting: Waiting,
     ) -> Result<Attempt, SqlError> {
         let polls = !self.acquire_keeps_entry();
+        let terms = Terms {
+            owner,
+            lease,
+            label,
+        };
         if polls && waiting.placed && !waiting.turn {
-            if let Some(queued) = self.behind(conn, name, waiting).await? {
+            if let Some(queued) = self.behind(conn, name, waiting, terms).await? {
                 return Ok(queued);
             }
         }
         let outcome = with_conn!(self, &mut *conn, (db, conn) => db.acquire(conn, name, owner, lease, label, waiting).await)?;
         if waiting.place && polls && matches!(outcome, Attempt::Held(_)) {
-            self.register(conn, name, waiting).await?;
+            self.register(conn, name, waiting, terms).await?;
         }
         Ok(outcome)
     }
@@ -233,6 +239,21 @@ impl Db {
         #[cfg(feature = "postgres")]
         return matches!(self, Db::Postgres(_));
         #[cfg(not(feature = "postgres"))]
+        false
+    }
+
+    /// Whether a release grants the lock to the first waiter in line, on the terms its entry
+    /// carries (PostgreSQL, MySQL): an acquisition that leaves the line may hold a grant it
+    /// has not taken up, which it releases.
+    pub(crate) fn release_grants(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        if matches!(self, Db::Postgres(_)) {
+            return true;
+        }
+        #[cfg(feature = "mysql")]
+        if matches!(self, Db::MySql(_)) {
+            return true;
+        }
         false
     }
 

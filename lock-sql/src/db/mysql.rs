@@ -13,6 +13,7 @@ mod acquire;
 mod admin;
 mod anchor;
 mod park_time;
+mod release;
 mod renewals;
 #[cfg(feature = "testing")]
 mod ring_probe;
@@ -24,7 +25,7 @@ use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::name_set::NameSet;
 use super::pool::Stash;
 use super::renewals::Renewals;
-use super::waiters::Line;
+use super::waiters::{Line, Terms};
 use super::{Owner, Schema, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
@@ -72,7 +73,7 @@ struct Statements {
     acquire_row: sqlx::SqlStr,
     acquire_in_line: sqlx::SqlStr,
     release: sqlx::SqlStr,
-    first_sleeper: sqlx::SqlStr,
+    grant_head: sqlx::SqlStr,
     wait_mark: sqlx::SqlStr,
     wait_register: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
@@ -124,7 +125,7 @@ impl MyDb {
                 "",
             ),
             release: statement(include_str!("../../sql/mysql/release.sql"), table, ""),
-            first_sleeper: statement(include_str!("../../sql/mysql/first_sleeper.sql"), table, ""),
+            grant_head: statement(include_str!("../../sql/mysql/grant_head.sql"), table, ""),
             wait_mark: statement(include_str!("../../sql/mysql/wait_mark.sql"), table, ""),
             wait_register: statement(include_str!("../../sql/mysql/wait_register.sql"), table, ""),
             wait_leave: statement(include_str!("../../sql/mysql/wait_leave.sql"), table, ""),
@@ -196,40 +197,6 @@ impl MyDb {
             .await
     }
 
-    /// Releases our live hold of `name`, and when the lock row says a waiter entry may be
-    /// live, interrupts the parked statement of the first waiter in line, if it parks one, so
-    /// that it reads its turn at once. Retried once when the server rolled the statement back
-    /// for contention (changing nothing).
-    pub(crate) async fn release(
-        &self,
-        conn: &mut PoolConnection<sqlx::MySql>,
-        name: &str,
-        owner: Owner,
-    ) -> Result<bool, SqlError> {
-        let mut retried = false;
-        let done = loop {
-            let query = sqlx::query(self.sql.release.clone())
-                .bind(name.as_bytes())
-                .bind(owner.as_bytes());
-            let result = timed(self.timeout, query.execute(&mut **conn)).await;
-            match settle(conn, result) {
-                Err(SqlError::Sqlx(error)) if contended(&error) && !retried => retried = true,
-                other => break other?,
-            }
-        };
-        let released = done.rows_affected() == 1;
-        if released && done.last_insert_id() != 0 {
-            let first = sqlx::query_scalar::<_, Option<u64>>(self.sql.first_sleeper.clone())
-                .bind(name.as_bytes());
-            let result = timed(self.timeout, first.fetch_optional(&mut **conn)).await;
-            if let Some(sleeper) = settle(conn, result)?.flatten().filter(|&id| id != 0) {
-                let rung = sleepers::ring(conn, sleeper, self.timeout).await;
-                settle(conn, rung)?;
-            }
-        }
-        Ok(released)
-    }
-
     /// An idle connection for a waiter to park, without I/O.
     pub(crate) fn idle_bell(&self) -> Option<Bell> {
         self.sleepers.idle()
@@ -241,13 +208,14 @@ impl MyDb {
         self.sleepers.bell().await
     }
 
-    /// Where the acquisition with entry `waiter` stands (see `wait_probe.sql`): a read that
-    /// takes no lock.
+    /// Where the acquisition with entry `waiter` and owner token `owner` stands (see
+    /// `wait_probe.sql`): a read that takes no lock.
     pub(crate) async fn probe(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
         name: &str,
         waiter: Owner,
+        owner: Owner,
     ) -> Result<Line, SqlError> {
         let (name, waiter) = (name.as_bytes(), waiter.as_bytes());
         let query = sqlx::query_as::<_, (Option<i64>, i64, i64)>(self.sql.wait_probe.clone())
@@ -255,7 +223,9 @@ impl MyDb {
             .bind(waiter)
             .bind(name)
             .bind(name)
-            .bind(waiter);
+            .bind(waiter)
+            .bind(name)
+            .bind(owner.as_bytes());
         let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
         let (left, ahead, queued) = settle(conn, result)?;
         Ok(Line::read((left, ahead, queued != 0), MICROSECOND))
@@ -279,8 +249,9 @@ impl MyDb {
         self.renewals.renew(name, owner, lease, sending).await
     }
 
-    /// Marks the lock row (see `wait_mark.sql`), then places or refreshes the entry: in
-    /// that order, so that no entry outlives the mark.
+    /// Marks the lock row (see `wait_mark.sql`), then places or refreshes the entry, with
+    /// the terms a release grants it the lock on: in that order, so that no entry outlives
+    /// the mark.
     pub(crate) async fn register(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
@@ -288,6 +259,7 @@ impl MyDb {
         waiter: Owner,
         lifetime: Duration,
         sleeper: Option<u64>,
+        terms: Terms<'_>,
     ) -> Result<(), SqlError> {
         let micros = whole(lifetime, MICROSECOND);
         let mark = sqlx::query(self.sql.wait_mark.clone())
@@ -301,6 +273,9 @@ impl MyDb {
             .bind(waiter.as_bytes())
             .bind(micros)
             .bind(sleeper)
+            .bind(terms.owner.as_bytes())
+            .bind(whole(terms.lease, MICROSECOND))
+            .bind(terms.label.as_bytes())
             .bind(micros)
             .bind(sleeper);
         let result = timed(self.timeout, query.execute(&mut **conn)).await;
@@ -315,17 +290,13 @@ impl MyDb {
         name: &str,
         waiter: Owner,
     ) -> Result<(), SqlError> {
-        let mut retried = false;
-        loop {
-            let query = sqlx::query(self.sql.wait_leave.clone())
+        self.send_twice(conn, || {
+            sqlx::query(self.sql.wait_leave.clone())
                 .bind(name.as_bytes())
-                .bind(waiter.as_bytes());
-            let result = timed(self.timeout, query.execute(&mut **conn)).await;
-            match settle(conn, result) {
-                Err(SqlError::Sqlx(error)) if contended(&error) && !retried => retried = true,
-                other => return other.map(drop),
-            }
-        }
+                .bind(waiter.as_bytes())
+        })
+        .await
+        .map(drop)
     }
 
     /// After an acquisition left the line without the lock: rings the first waiter's parked

@@ -126,6 +126,7 @@ mod none {
             &mut self,
             _: &str,
             _: Owner,
+            _: Owner,
             _: Duration,
             _: bool,
         ) -> Result<Woken, SqlError> {

@@ -209,7 +209,13 @@ mod tests {
             ),
             (
                 include_str!("../../sql/mysql/upgrade.sql"),
-                &["queued_until", "sleeper"][..],
+                &[
+                    "queued_until",
+                    "sleeper",
+                    "grant_owner",
+                    "grant_lease_us",
+                    "grant_label",
+                ][..],
             ),
             (include_str!("../../sql/sqlite/upgrade.sql"), &[][..]),
         ];

@@ -32,26 +32,38 @@ impl Line {
     }
 }
 
+/// The terms a release grants a waiting acquisition the lock on (MySQL), which its entry
+/// carries: fixed for the acquisition.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Terms<'a> {
+    pub(crate) owner: Owner,
+    pub(crate) lease: Duration,
+    pub(crate) label: &'a str,
+}
+
 impl Db {
     /// On the dialects whose waiters poll: records `waiting` as waiting for `name`, or extends
     /// its entry by [`ENTRY_LIFETIME`], on `conn` (after the try's statement on it); on MySQL
-    /// the entry names the connection the acquisition parks, if any. PostgreSQL's acquire
-    /// statements place entries themselves, with their grant terms.
+    /// the entry names the connection the acquisition parks, if any, and carries the `terms`
+    /// a release grants it the lock on. PostgreSQL's acquire statements place entries
+    /// themselves, with their grant terms.
     pub(crate) async fn register(
         &self,
         conn: &mut Conn,
         name: &str,
         waiting: Waiting,
+        terms: Terms<'_>,
     ) -> Result<(), SqlError> {
         let waiter = waiting.id;
         match (self, conn) {
             #[cfg(feature = "mysql")]
             (Db::MySql(db), Conn::MySql(conn)) => {
-                db.register(conn, name, waiter, ENTRY_LIFETIME, waiting.sleeper)
+                db.register(conn, name, waiter, ENTRY_LIFETIME, waiting.sleeper, terms)
                     .await
             }
             #[cfg(feature = "sqlite")]
             (Db::Sqlite(db), Conn::Sqlite(conn)) => {
+                let _ = terms;
                 db.register(conn, name, waiter, ENTRY_LIFETIME).await
             }
             #[allow(unreachable_patterns)]
@@ -98,18 +110,21 @@ impl Db {
 
     /// On the dialects whose waiters poll: reads where the acquisition whose entry was placed
     /// stands, on `conn`. `None` when its turn came (the lock is free and no live entry is
-    /// ahead of its entry), so that the acquire statement follows; else the place, after
-    /// refreshing the entry when `waiting.place` says it is due, or placing it again (at the
-    /// back) when it is gone.
+    /// ahead of its entry, or on MySQL a release granted it the lock on its `terms`), so that
+    /// the acquire statement follows; else the place, after refreshing the entry when
+    /// `waiting.place` says it is due, or placing it again (at the back) when it is gone.
     pub(crate) async fn behind(
         &self,
         conn: &mut Conn,
         name: &str,
         waiting: Waiting,
+        terms: Terms<'_>,
     ) -> Result<Option<Attempt>, SqlError> {
         let line: Line = match (self, &mut *conn) {
             #[cfg(feature = "mysql")]
-            (Db::MySql(db), Conn::MySql(conn)) => db.probe(conn, name, waiting.id).await?,
+            (Db::MySql(db), Conn::MySql(conn)) => {
+                db.probe(conn, name, waiting.id, terms.owner).await?
+            }
             #[cfg(feature = "sqlite")]
             (Db::Sqlite(db), Conn::Sqlite(conn)) => db.probe(conn, name, waiting.id).await?,
             // PostgreSQL's acquire statement reads the line itself.
@@ -120,7 +135,7 @@ impl Db {
             return Ok(None);
         }
         if waiting.place || !line.queued {
-            self.register(conn, name, waiting).await?;
+            self.register(conn, name, waiting, terms).await?;
         }
         Ok(Some(Attempt::Queued {
             ahead: line.ahead,

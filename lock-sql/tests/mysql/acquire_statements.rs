@@ -139,7 +139,7 @@ impl Scratch {
     }
 }
 
-async fn connect(simultaneous: bool) -> Option<MySqlConnection> {
+pub(crate) async fn connect(simultaneous: bool) -> Option<MySqlConnection> {
     let url = super::url()?;
     let mut conn = MySqlConnection::connect(&url).await.expect("connect");
     if simultaneous {
@@ -252,11 +252,14 @@ async fn a_row_marked_for_waiters_goes_to_the_first_in_line() {
             let mut query = sqlx::query(AssertSqlSafe(text.clone())).bind(name.as_bytes());
             let sleeper: Option<u64> = None;
             query = match waiter {
-                // The entry, naming no parked connection.
+                // The entry, naming no parked connection, with the terms a release grants.
                 Some(waiter) => query
                     .bind(waiter.to_vec())
                     .bind(lifetime_us)
                     .bind(sleeper)
+                    .bind(vec![0xAA_u8; 16])
+                    .bind(60_000_000_i64)
+                    .bind(b"first".to_vec())
                     .bind(lifetime_us)
                     .bind(sleeper),
                 None => query.bind(lifetime_us).bind(lifetime_us),

@@ -12,9 +12,11 @@ use crate::error::{SqlError, timed};
 impl MyDb {
     /// One round trip while the lock row says no waiter entry can be live: on a row this
     /// service has seen, the `UPDATE` `acquire_row.sql`; on any other, or one found missing,
-    /// the upsert `acquire.sql`. Otherwise, and for a waiting acquisition whose entry is
-    /// placed, `acquire_in_line.sql` decides: it grants only when no live entry is ahead of
-    /// `waiting`'s. Placing and refreshing the entry is [`crate::db::Db::acquire`]'s.
+    /// the upsert `acquire.sql`. Otherwise `acquire_in_line.sql` decides: it grants only when
+    /// no live entry is ahead of `waiting`'s. A waiting acquisition whose entry is placed
+    /// sends `acquire_row.sql` first too: a release may have granted it the lock under its
+    /// owner token (`grant_head.sql`), which that statement takes up as its own. Placing and
+    /// refreshing the entry is [`crate::db::Db::acquire`]'s.
     pub(crate) async fn acquire(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
@@ -30,18 +32,17 @@ impl MyDb {
             lease_us: whole(lease, MICROSECOND),
             label: label.as_bytes(),
         };
-        if !waiting.placed {
-            let attempt = match self.take_row(conn, &grant, name).await? {
-                Some(attempt) => attempt,
-                None => {
-                    let upsert = grant.bind(self.sql.acquire.clone(), None);
-                    let result = timed(self.timeout, upsert.execute(&mut **conn)).await;
-                    self.seen(name, attempt(conn, result)?)
-                }
-            };
-            if attempt != FREE_BUT_MARKED {
-                return Ok(attempt);
+        let taken = match self.take_row(conn, &grant, name).await? {
+            Some(attempt) => Some(attempt),
+            None if !waiting.placed => {
+                let upsert = grant.bind(self.sql.acquire.clone(), None);
+                let result = timed(self.timeout, upsert.execute(&mut **conn)).await;
+                Some(self.seen(name, attempt(conn, result)?))
             }
+            None => None,
+        };
+        if let Some(attempt) = taken.filter(|&attempt| attempt != FREE_BUT_MARKED) {
+            return Ok(attempt);
         }
         let upsert = grant.bind(
             self.sql.acquire_in_line.clone(),

@@ -44,14 +44,12 @@ impl MyDb {
         let mut conn = self.pool.acquire().await?;
         let query = sqlx::query(self.sql.force_release.clone())
             .bind(name.as_bytes())
-            .bind(name.as_bytes())
             .bind(fence);
         let result = timed(self.timeout, query.execute(&mut *conn)).await;
         let done = settle(&mut conn, result)?;
         let released = done.rows_affected() == 1;
         if released && done.last_insert_id() != 0 {
-            let rung = super::sleepers::ring(&mut conn, done.last_insert_id(), self.timeout).await;
-            settle(&mut conn, rung)?;
+            self.grant_head(&mut conn, name, None).await?;
         }
         Ok(released)
     }

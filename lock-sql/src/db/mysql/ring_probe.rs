@@ -27,9 +27,9 @@ impl MyDb {
         let parking = {
             let (stop, name) = (Arc::clone(&stop), name.to_owned());
             tokio::spawn(async move {
-                let waiter = Owner::random();
+                let (waiter, owner) = (Owner::random(), Owner::random());
                 while !stop.load(Ordering::Relaxed) {
-                    bell.park(&name, waiter, Duration::from_millis(1), false)
+                    bell.park(&name, waiter, owner, Duration::from_millis(1), false)
                         .await?;
                 }
                 Ok::<_, SqlError>(())

@@ -3,9 +3,9 @@
 //! Nothing on these servers tells a client that a row changed, but one session may end
 //! another's statement: a waiting acquisition parks a connection of its own in one statement
 //! that checks its turn and then waits (park.sql: for the service's anchor, a user lock held
-//! elsewhere, see `anchor`), its waiter entry names that connection, and a release interrupts
-//! the first waiter's wait with `KILL QUERY` (first_sleeper.sql, read after the release,
-//! names it).
+//! elsewhere, see `anchor`), its waiter entry names that connection, and a release grants the
+//! lock to the first waiter and interrupts its wait with `KILL QUERY` (grant_head.sql, sent
+//! after the release, grants and names it).
 //! So a handoff costs a fixed few statements however long the line, and a waiter far back
 //! sends one statement per [`PARK_AT_MOST`] instead of reading its place at the line's pace.
 //!
@@ -72,7 +72,7 @@ struct Parked {
 /// How a parked statement ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Woken {
-    /// Its check found the lock free and nobody ahead: the turn came.
+    /// Its check found the lock free and nobody ahead, or granted to it: the turn came.
     Turn,
     /// A release interrupted it: the turn came, or is about to.
     Rung,
@@ -261,7 +261,8 @@ impl Bell {
     }
 
     /// Parks the connection for up to `sleep` (at most [`PARK_AT_MOST`]) while it is not the
-    /// turn of the entry `waiter` of `name`; first, with `name_it`, makes the entry name this
+    /// turn of the entry `waiter` of `name` and no release granted the lock to its owner token
+    /// `owner`; first, with `name_it`, makes the entry name this
     /// connection (wait_sleeper.sql). It waits for the service's anchor lock, which it gets
     /// only if the anchor is gone: the bell is then spent. A `sleep` the server cannot wait
     /// (see [`Bell::parks_for`]) checks the turn and returns at once.
@@ -278,6 +279,7 @@ impl Bell {
         &mut self,
         name: &str,
         waiter: Owner,
+        owner: Owner,
         sleep: Duration,
         name_it: bool,
     ) -> Result<Woken, SqlError> {
@@ -303,6 +305,8 @@ impl Bell {
         let whole = home.whole_seconds.load(Ordering::Relaxed);
         home.parks.fetch_add(1, Ordering::Relaxed);
         let query = sqlx::query_as::<_, (i64,)>(home.park.clone())
+            .bind(name.as_bytes())
+            .bind(owner.as_bytes())
             .bind(name.as_bytes())
             .bind(waiter.as_bytes())
             .bind(name.as_bytes())

@@ -1,0 +1,77 @@
+//! A release on MySQL and MariaDB: the release statement, and when waiters may be in line, the
+//! grant to the first of them and the ring that tells it.
+
+use sqlx::pool::PoolConnection;
+
+use super::{MyDb, contended, sleepers};
+use crate::db::{Owner, settle};
+use crate::error::{SqlError, timed};
+
+impl MyDb {
+    /// Releases our live hold of `name`, and when the lock row says a waiter entry may be
+    /// live, grants the lock to the first waiter in line (`grant_head.sql`) and interrupts
+    /// its parked statement, if it parks one, so that it takes the grant up at once. Each
+    /// statement is retried once when the server rolled it back for contention (changing
+    /// nothing).
+    pub(crate) async fn release(
+        &self,
+        conn: &mut PoolConnection<sqlx::MySql>,
+        name: &str,
+        owner: Owner,
+    ) -> Result<bool, SqlError> {
+        let done = self
+            .send_twice(conn, || {
+                sqlx::query(self.sql.release.clone())
+                    .bind(name.as_bytes())
+                    .bind(owner.as_bytes())
+            })
+            .await?;
+        let released = done.rows_affected() == 1;
+        if released && done.last_insert_id() != 0 {
+            self.grant_head(conn, name, Some(owner)).await?;
+        }
+        Ok(released)
+    }
+
+    /// After a release that found a waiter entry of `name` may be live: grants the lock to
+    /// the first waiter in line, passing over an entry of the releasing owner `released`, and
+    /// interrupts that waiter's parked statement, if it parks one (see `grant_head.sql`).
+    pub(super) async fn grant_head(
+        &self,
+        conn: &mut PoolConnection<sqlx::MySql>,
+        name: &str,
+        released: Option<Owner>,
+    ) -> Result<(), SqlError> {
+        let released = released.as_ref().map(Owner::as_bytes);
+        let granted = self
+            .send_twice(conn, || {
+                sqlx::query(self.sql.grant_head.clone())
+                    .bind(name.as_bytes())
+                    .bind(released)
+                    .bind(name.as_bytes())
+            })
+            .await?;
+        if let sleeper @ 1.. = granted.last_insert_id() {
+            let rung = sleepers::ring(conn, sleeper, self.timeout).await;
+            settle(conn, rung)?;
+        }
+        Ok(())
+    }
+
+    /// Sends the statement `query` makes on `conn`, and once more when the server rolled it
+    /// back for contention.
+    pub(super) async fn send_twice<'q>(
+        &self,
+        conn: &mut PoolConnection<sqlx::MySql>,
+        query: impl Fn() -> sqlx::query::Query<'q, sqlx::MySql, sqlx::mysql::MySqlArguments>,
+    ) -> Result<sqlx::mysql::MySqlQueryResult, SqlError> {
+        let mut retried = false;
+        loop {
+            let result = timed(self.timeout, query().execute(&mut **conn)).await;
+            match settle(conn, result) {
+                Err(SqlError::Sqlx(error)) if contended(&error) && !retried => retried = true,
+                other => return other,
+            }
+        }
+    }
+}
