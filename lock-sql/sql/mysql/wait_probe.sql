@@ -4,8 +4,8 @@
 -- live entries are ahead of the acquisition's entry, and whether that entry is still there
 -- (it is gone when it expired and was purged; then it is placed again, at the back). A lock
 -- a release granted to the acquisition (grant_head.sql: `owner` holds it) reads as free with
--- nobody ahead and the entry there (a grant ends the entry, which may then be purged): its
--- acquire statement takes the grant up.
+-- nobody ahead and the entry there (even if it expired meanwhile and was purged): its acquire
+-- statement takes the grant up.
 SELECT
     IF(granted.mine, NULL,
        (SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), held.lease_end) FROM `{table}` AS held

@@ -28,23 +28,34 @@ struct Scratch {
     register: String,
 }
 
+/// Creates a scratch table named after `prefix` and its waiters and claims tables on
+/// `conn`: the lock table's name, and what fills a statement's table names in.
+pub(crate) async fn scratch_tables(
+    conn: &mut MySqlConnection,
+    prefix: &str,
+) -> (String, impl Fn(&str) -> String + use<>) {
+    let table = format!("{prefix}_{:08x}", rand::random::<u32>());
+    let named = table.clone();
+    let fill = move |sql: &str| {
+        sql.replace("{table}", &named)
+            .replace("{waiters}", &format!("{named}_waiters"))
+            .replace("{claims}", &format!("{named}_claims"))
+    };
+    let schema = fill(include_str!("../../sql/mysql/schema.sql"));
+    // Statements end with `;` at the end of a line, as the schema step splits them.
+    for create in schema.split(";\n").filter(|text| !text.trim().is_empty()) {
+        sqlx::query(AssertSqlSafe(create.to_owned()))
+            .execute(&mut *conn)
+            .await
+            .expect("schema");
+    }
+    (table, fill)
+}
+
 impl Scratch {
     /// Creates the tables on `conn`.
     async fn new(conn: &mut MySqlConnection, prefix: &str) -> Self {
-        let table = format!("{prefix}_{:08x}", rand::random::<u32>());
-        let fill = |sql: &str| {
-            sql.replace("{table}", &table)
-                .replace("{waiters}", &format!("{table}_waiters"))
-                .replace("{claims}", &format!("{table}_claims"))
-        };
-        let schema = fill(include_str!("../../sql/mysql/schema.sql"));
-        // Statements end with `;` at the end of a line, as the schema step splits them.
-        for create in schema.split(";\n").filter(|text| !text.trim().is_empty()) {
-            sqlx::query(AssertSqlSafe(create.to_owned()))
-                .execute(&mut *conn)
-                .await
-                .expect("schema");
-        }
+        let (table, fill) = scratch_tables(conn, prefix).await;
         Self {
             acquire: fill(include_str!("../../sql/mysql/acquire.sql")),
             row: fill(include_str!("../../sql/mysql/acquire_row.sql")),

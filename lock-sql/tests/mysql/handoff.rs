@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
-use lock_core::{DistributedLock, DistributedLockExt};
+use lock_core::{DistributedLock, DistributedLockExt, LockGuard};
 use lock_testkit::scaled_ms;
 use sqlx::{AssertSqlSafe, Connection, MySqlConnection};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::parking::{service, table, until_parked, waiter};
@@ -84,9 +85,30 @@ async fn grant_unrung(admin: &mut MySqlConnection, table: &str, name: &str) {
         .execute(&mut *admin)
         .await
         .expect("grant_head.sql");
-    assert_eq!(done.rows_affected(), 2, "nothing granted");
+    assert_eq!(done.rows_affected(), 1, "nothing granted");
     let (label, live) = holder(admin, table, name).await;
     assert!(live, "granted to {label:?} with no lease");
+}
+
+/// Two services on a table of their own: one held `name` and the other waits for it, parked,
+/// and the hold ended behind the holder's back. The admin connection, the table, the
+/// holding service's guard and the waiter.
+async fn parked_behind_a_severed_hold(
+    name: &str,
+) -> Option<(
+    MySqlConnection,
+    String,
+    LockGuard,
+    JoinHandle<(LockGuard, Instant)>,
+)> {
+    let (url, mut admin) = admin().await?;
+    let table = table(name);
+    let (holding, waiting) = (service(&url, &table).await, service(&url, &table).await);
+    let held = holding.try_acquire(name).await.expect("try").expect("free");
+    let task = waiter(&waiting, name);
+    until_parked(&mut admin, &table, 1).await;
+    assert!(holding.sever(name).await.expect("sever"), "nothing severed");
+    Some((admin, table, held, task))
 }
 
 /// A waiter granted the lock while its park sleeps (a release whose ring did not reach it)
@@ -94,22 +116,9 @@ async fn grant_unrung(admin: &mut MySqlConnection, table: &str, name: &str) {
 /// which it read before parking, runs for longer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_waiter_granted_without_a_ring_takes_the_grant_up() {
-    let Some((url, mut admin)) = admin().await else {
+    let Some((mut admin, table, held, task)) = parked_behind_a_severed_hold("unrung").await else {
         return;
     };
-    let table = table("unrung");
-    let (holding, waiting) = (service(&url, &table).await, service(&url, &table).await);
-    let held = holding
-        .try_acquire("unrung")
-        .await
-        .expect("try")
-        .expect("free");
-    let task = waiter(&waiting, "unrung");
-    until_parked(&mut admin, &table, 1).await;
-    assert!(
-        holding.sever("unrung").await.expect("sever"),
-        "nothing severed"
-    );
     let granted = Instant::now();
     grant_unrung(&mut admin, &table, "unrung").await;
     let (guard, taken) = task.await.expect("waiter");
@@ -127,27 +136,14 @@ async fn a_waiter_granted_without_a_ring_takes_the_grant_up() {
 /// than after the grant's lease.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_waiter_that_leaves_with_a_grant_passes_it_on() {
-    let Some((url, mut admin)) = admin().await else {
+    let Some((mut admin, table, held, task)) = parked_behind_a_severed_hold("pass").await else {
         return;
     };
-    let table = table("pass");
-    let (holding, waiting) = (service(&url, &table).await, service(&url, &table).await);
-    let held = holding
-        .try_acquire("pass")
-        .await
-        .expect("try")
-        .expect("free");
-    let task = waiter(&waiting, "pass");
-    until_parked(&mut admin, &table, 1).await;
-    // The hold ends behind the holder's back, and the grant is made without a ring.
-    assert!(
-        holding.sever("pass").await.expect("sever"),
-        "nothing severed"
-    );
     grant_unrung(&mut admin, &table, "pass").await;
     task.abort();
     let _ = task.await;
     let deadline = Instant::now() + scaled_ms(5_000);
+    let url = crate::url().expect("a server");
     let next = service(&url, &table).await;
     loop {
         if let Some(guard) = next.try_acquire("pass").await.expect("try") {

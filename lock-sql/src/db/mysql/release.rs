@@ -12,7 +12,8 @@ impl MyDb {
     /// live, grants the lock to the first waiter in line (`grant_head.sql`) and interrupts
     /// its parked statement, if it parks one, so that it takes the grant up at once. Each
     /// statement is retried once when the server rolled it back for contention (changing
-    /// nothing).
+    /// nothing). The release stands when the grant fails on the server: the first waiter
+    /// then finds its turn itself, within a park.
     pub(crate) async fn release(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
@@ -28,7 +29,7 @@ impl MyDb {
             .await?;
         let released = done.rows_affected() == 1;
         if released && done.last_insert_id() != 0 {
-            self.grant_head(conn, name, Some(owner)).await?;
+            granted_or_noted(self.grant_head(conn, name, Some(owner)).await)?;
         }
         Ok(released)
     }
@@ -73,5 +74,18 @@ impl MyDb {
                 other => return other,
             }
         }
+    }
+}
+
+/// A grant's outcome after the release it follows committed: an error the server reported
+/// is noted and passed over, since the release stands; any other (the connection failed or
+/// timed out) is returned, so that the connection is not reused.
+fn granted_or_noted(granted: Result<(), SqlError>) -> Result<(), SqlError> {
+    match granted {
+        Err(SqlError::Sqlx(error)) if error.as_database_error().is_some() => {
+            tracing::debug!(%error, "granting the first waiter failed; it takes its turn itself");
+            Ok(())
+        }
+        other => other,
     }
 }
