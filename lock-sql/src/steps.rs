@@ -332,8 +332,8 @@ impl SqlSteps {
         attempt.bell.is_some()
     }
 
-    /// Removes the waiter entry, if one was placed. Where a release grants the first waiter
-    /// the lock (PostgreSQL, MySQL), one may have granted it to this entry before the removal, and
+    /// Removes the waiter entry, if one was placed. A release grants the first waiter the
+    /// lock (on every dialect): one may have granted it to this entry before the removal, and
     /// its notification or ring may not have arrived: the owner's hold, if any, is released after
     /// the removal (which no later release can grant past). Each part is skipped once it
     /// succeeded.
@@ -341,7 +341,7 @@ impl SqlSteps {
         if attempt.entry.placed() {
             self.inner.leave(&attempt.name, attempt.entry.id).await?;
             attempt.entry.removed();
-            attempt.release_owed |= self.inner.db.release_grants();
+            attempt.release_owed = true;
         }
         if attempt.release_owed {
             self.inner

@@ -2,6 +2,9 @@
 
 mod support;
 
+#[path = "sqlite/handoff.rs"]
+mod handoff;
+
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 

@@ -12,11 +12,17 @@ CREATE TABLE IF NOT EXISTS "{table}" (
 
 -- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired;
 -- served in the order of `queued_at`, a number one past the name's last when first placed.
+-- The grant terms (owner token, lease in milliseconds, label) are those a release grants the
+-- lock on to the first in line (release.sql); NULL: placed by an earlier version, which takes
+-- its turn itself.
 CREATE TABLE IF NOT EXISTS "{waiters}" (
-    name       TEXT    NOT NULL,
-    waiter     BLOB    NOT NULL,
-    expires_at INTEGER NOT NULL,
-    queued_at  INTEGER NOT NULL DEFAULT 0,
+    name           TEXT    NOT NULL,
+    waiter         BLOB    NOT NULL,
+    expires_at     INTEGER NOT NULL,
+    queued_at      INTEGER NOT NULL DEFAULT 0,
+    grant_owner    BLOB,
+    grant_lease_ms INTEGER,
+    grant_label    TEXT,
     PRIMARY KEY (name, waiter)
 );
 

@@ -6,3 +6,8 @@
 ALTER TABLE "{table}" ADD COLUMN owner_label TEXT;
 ALTER TABLE "{table}" ADD COLUMN granted_at INTEGER;
 ALTER TABLE "{waiters}" ADD COLUMN queued_at INTEGER NOT NULL DEFAULT 0;
+-- Entries placed by processes of an earlier version carry no grant terms: a release grants
+-- them nothing, and they take their turn themselves.
+ALTER TABLE "{waiters}" ADD COLUMN grant_owner BLOB;
+ALTER TABLE "{waiters}" ADD COLUMN grant_lease_ms INTEGER;
+ALTER TABLE "{waiters}" ADD COLUMN grant_label TEXT;

@@ -232,28 +232,13 @@ impl Db {
         Ok(outcome)
     }
 
-    /// Whether the acquire statement itself places, refreshes and removes the waiter entry,
-    /// and a release grants the lock to the first waiter (PostgreSQL, whose releases notify);
-    /// on the other dialects waiters poll their place in line.
+    /// Whether the acquire statement itself places, refreshes and removes the waiter entry
+    /// (PostgreSQL, whose releases notify the waiter they grant the lock to); on the other
+    /// dialects waiters read their place in line, where they find a grant a release made.
     pub(crate) fn acquire_keeps_entry(&self) -> bool {
         #[cfg(feature = "postgres")]
         return matches!(self, Db::Postgres(_));
         #[cfg(not(feature = "postgres"))]
-        false
-    }
-
-    /// Whether a release grants the lock to the first waiter in line, on the terms its entry
-    /// carries (PostgreSQL, MySQL): an acquisition that leaves the line may hold a grant it
-    /// has not taken up, which it releases.
-    pub(crate) fn release_grants(&self) -> bool {
-        #[cfg(feature = "postgres")]
-        if matches!(self, Db::Postgres(_)) {
-            return true;
-        }
-        #[cfg(feature = "mysql")]
-        if matches!(self, Db::MySql(_)) {
-            return true;
-        }
         false
     }
 

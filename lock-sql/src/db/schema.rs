@@ -217,7 +217,10 @@ mod tests {
                     "grant_label",
                 ][..],
             ),
-            (include_str!("../../sql/sqlite/upgrade.sql"), &[][..]),
+            (
+                include_str!("../../sql/sqlite/upgrade.sql"),
+                &["grant_owner", "grant_lease_ms", "grant_label"][..],
+            ),
         ];
         for (script, more) in scripts {
             let statements = split(script);

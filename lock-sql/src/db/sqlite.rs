@@ -12,7 +12,7 @@ mod admin;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::pool::Stash;
-use super::waiters::Line;
+use super::waiters::{Line, Terms};
 use super::{Attempt, Owner, Schema, Waiting, fence, remaining, settle, statement, whole};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
@@ -220,10 +220,12 @@ impl LiteDb {
         conn: &mut PoolConnection<sqlx::Sqlite>,
         name: &str,
         waiter: Owner,
+        owner: Owner,
     ) -> Result<Line, SqlError> {
         let query = sqlx::query_as::<_, (Option<i64>, i64, bool)>(self.sql.wait_probe.clone())
             .bind(name)
-            .bind(waiter.as_bytes());
+            .bind(waiter.as_bytes())
+            .bind(owner.as_bytes());
         let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
         Ok(Line::read(settle(conn, result)?, MILLISECOND))
     }
@@ -264,11 +266,15 @@ impl LiteDb {
         name: &str,
         waiter: Owner,
         lifetime: Duration,
+        terms: Terms<'_>,
     ) -> Result<(), SqlError> {
         let query = sqlx::query(self.sql.wait_register.clone())
             .bind(name)
             .bind(waiter.as_bytes())
-            .bind(whole(lifetime, MILLISECOND));
+            .bind(whole(lifetime, MILLISECOND))
+            .bind(terms.owner.as_bytes())
+            .bind(whole(terms.lease, MILLISECOND))
+            .bind(terms.label);
         let result = timed(self.timeout, query.execute(&mut **conn)).await;
         settle(conn, result).map(drop)
     }

@@ -32,8 +32,8 @@ impl Line {
     }
 }
 
-/// The terms a release grants a waiting acquisition the lock on (MySQL), which its entry
-/// carries: fixed for the acquisition.
+/// The terms a release grants a waiting acquisition the lock on (MySQL, SQLite), which its
+/// entry carries: fixed for the acquisition.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Terms<'a> {
     pub(crate) owner: Owner,
@@ -44,8 +44,8 @@ pub(crate) struct Terms<'a> {
 impl Db {
     /// On the dialects whose waiters poll: records `waiting` as waiting for `name`, or extends
     /// its entry by [`ENTRY_LIFETIME`], on `conn` (after the try's statement on it); on MySQL
-    /// the entry names the connection the acquisition parks, if any, and carries the `terms`
-    /// a release grants it the lock on. PostgreSQL's acquire statements place entries
+    /// the entry names the connection the acquisition parks, if any; it carries the `terms` a
+    /// release grants it the lock on. PostgreSQL's acquire statements place entries
     /// themselves, with their grant terms.
     pub(crate) async fn register(
         &self,
@@ -63,8 +63,7 @@ impl Db {
             }
             #[cfg(feature = "sqlite")]
             (Db::Sqlite(db), Conn::Sqlite(conn)) => {
-                let _ = terms;
-                db.register(conn, name, waiter, ENTRY_LIFETIME).await
+                db.register(conn, name, waiter, ENTRY_LIFETIME, terms).await
             }
             #[allow(unreachable_patterns)]
             _ => Err(SqlError::Sqlx(sqlx::Error::Protocol(
@@ -110,7 +109,7 @@ impl Db {
 
     /// On the dialects whose waiters poll: reads where the acquisition whose entry was placed
     /// stands, on `conn`. `None` when its turn came (the lock is free and no live entry is
-    /// ahead of its entry, or on MySQL a release granted it the lock on its `terms`), so that
+    /// ahead of its entry, or a release granted it the lock on its `terms`), so that
     /// the acquire statement follows; else the place, after refreshing the entry when
     /// `waiting.place` says it is due, or placing it again (at the back) when it is gone.
     pub(crate) async fn behind(
@@ -126,7 +125,9 @@ impl Db {
                 db.probe(conn, name, waiting.id, terms.owner).await?
             }
             #[cfg(feature = "sqlite")]
-            (Db::Sqlite(db), Conn::Sqlite(conn)) => db.probe(conn, name, waiting.id).await?,
+            (Db::Sqlite(db), Conn::Sqlite(conn)) => {
+                db.probe(conn, name, waiting.id, terms.owner).await?
+            }
             // PostgreSQL's acquire statement reads the line itself.
             #[allow(unreachable_patterns)]
             _ => return Ok(None),
