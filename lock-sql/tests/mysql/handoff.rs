@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use lock_core::{DistributedLock, DistributedLockExt, LockGuard};
+use lock_core::{DistributedLockExt, LockGuard};
 use lock_testkit::scaled_ms;
 use sqlx::{AssertSqlSafe, Connection, MySqlConnection};
 use tokio::task::JoinHandle;
@@ -175,31 +175,6 @@ async fn waiters_beyond_the_parked_ones_take_their_grants_up() {
         .await
         .expect("try")
         .expect("free");
-    // Each releases as soon as it is granted: the line moves on without the test.
-    let tasks: Vec<_> = (0..20)
-        .map(|_| {
-            let waiting = std::sync::Arc::clone(&waiting);
-            tokio::spawn(async move {
-                let guard = waiting.acquire_timeout("beyond", scaled_ms(30_000)).await;
-                guard
-                    .expect("granted in time")
-                    .release()
-                    .await
-                    .expect("release");
-            })
-        })
-        .collect();
-    let name = lock_core::LockName::new("beyond").expect("name");
-    let deadline = Instant::now() + scaled_ms(10_000);
-    while holding.inspect(&name).await.expect("inspect").waiters < 20 {
-        assert!(Instant::now() < deadline, "the waiters did not all queue");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let started = Instant::now();
-    held.release().await.expect("release");
-    for task in tasks {
-        task.await.expect("waiter");
-    }
-    let took = started.elapsed();
+    let took = crate::support::turns::take_turns(&holding, held, &[waiting], 20).await;
     assert!(took < scaled_ms(15_000), "20 handoffs took {took:?}");
 }

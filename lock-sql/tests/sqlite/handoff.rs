@@ -3,13 +3,11 @@
 //! their grant up as their turn.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use lock_core::{DistributedLock, DistributedLockExt, LockName};
+use lock_core::DistributedLockExt;
 use lock_sql::SqlLock;
 use lock_testkit::scaled_ms;
 use sqlx::{AssertSqlSafe, Connection, SqliteConnection};
-use tokio::time::Instant;
 
 /// The database clock in milliseconds, as lock-sql's SQLite statements read it.
 const NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
@@ -161,30 +159,6 @@ async fn waiters_take_their_grants_up() {
         .await
         .expect("try")
         .expect("free");
-    let tasks: Vec<_> = (0..12)
-        .map(|i| {
-            let waiting = Arc::clone(&services[i % 2]);
-            tokio::spawn(async move {
-                let guard = waiting.acquire_timeout("turns", scaled_ms(30_000)).await;
-                guard
-                    .expect("granted in time")
-                    .release()
-                    .await
-                    .expect("release");
-            })
-        })
-        .collect();
-    let name = LockName::new("turns").expect("name");
-    let deadline = Instant::now() + scaled_ms(10_000);
-    while holding.inspect(&name).await.expect("inspect").waiters < 12 {
-        assert!(Instant::now() < deadline, "the waiters did not all queue");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let started = Instant::now();
-    held.release().await.expect("release");
-    for task in tasks {
-        task.await.expect("waiter");
-    }
-    let took = started.elapsed();
+    let took = crate::support::turns::take_turns(&holding, held, &services, 12).await;
     assert!(took < scaled_ms(15_000), "12 handoffs took {took:?}");
 }

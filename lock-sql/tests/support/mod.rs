@@ -9,6 +9,7 @@ pub(crate) mod fifo_cases;
 pub(crate) mod line;
 pub(crate) mod renewal_cases;
 pub(crate) mod tls;
+pub(crate) mod turns;
 
 /// Expands to one named test per SQL-specific case in [`cases`], [`admin_cases`],
 /// [`fifo_cases`] and [`claim_cases`], for the target that `$target`
