@@ -21,6 +21,13 @@ pub(crate) const REFRESH_EVERY: Duration = Duration::from_secs(5);
 /// so an entry outlives two late refreshes but not its process by much.
 pub(crate) const ENTRY_LIFETIME: Duration = Duration::from_secs(15);
 
+/// How far ahead a PostgreSQL acquisition that places or refreshes its entry marks the lock row
+/// for waiters, when the mark would end within the entry's lifetime: past that entry's expiry
+/// by a refresh interval, so that a line of waiters refreshing their entries moves the mark
+/// about once per interval, not once per refresh.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) const MARK_AHEAD: Duration = ENTRY_LIFETIME.saturating_add(REFRESH_EVERY);
+
 /// The entry of one acquisition.
 #[derive(Debug)]
 pub(crate) struct WaitEntry {

@@ -13,6 +13,8 @@ mod fairness;
 mod handoff;
 #[path = "postgres/leaving.rs"]
 mod leaving;
+#[path = "postgres/quiet_release.rs"]
+mod quiet_release;
 #[path = "postgres/refresh_race.rs"]
 mod refresh_race;
 #[path = "postgres/release_choice.rs"]

@@ -1,6 +1,7 @@
 -- $1 name, $2 owner token, $3 lease in microseconds, $4 owner label, $5 the acquisition's
 -- waiter entry id, $6 whether to place or refresh that entry when not granted, $7 the entry's
--- lifetime in microseconds.
+-- lifetime in microseconds, $8 how far ahead to mark the lock row for waiters, in
+-- microseconds.
 -- Insert the row, or take over one that is free or whose lease ended by the database clock,
 -- raising the fencing counter and recording the label and grant time; a held row is left
 -- alone and `fence` comes back NULL.
@@ -89,11 +90,28 @@ queued AS (
             grant_owner = EXCLUDED.grant_owner,
             grant_lease_us = EXCLUDED.grant_lease_us,
             grant_label = EXCLUDED.grant_label
+),
+marked AS (
+    -- An entry placed or refreshed here is covered by the lock row's mark: `queued_until`
+    -- moves $8 ahead whenever it would end within the entry's lifetime, so the statements
+    -- that skip the waiters table (acquire_free.sql, release_alone.sql) see a live entry in
+    -- it. It only ever moves later. Marking takes the row lock: a release in flight is waited
+    -- for, and what it left is returned (`free`), since this statement's snapshot predates it
+    -- and a release that ran first could not see this entry; a release after it sees the mark.
+    UPDATE "{table}"
+    SET queued_until = now() + CAST($8 AS DOUBLE PRECISION) * INTERVAL '1 microsecond'
+    WHERE name = $1 AND $6 AND NOT EXISTS (SELECT 1 FROM attempt)
+      AND (queued_until IS NULL
+           OR queued_until < now() + CAST($7 AS DOUBLE PRECISION) * INTERVAL '1 microsecond')
+    RETURNING owner IS NULL OR lease_end <= now() AS free
 )
 SELECT
     (SELECT fence FROM attempt) AS fence,
-    COALESCE(
+    CASE WHEN (SELECT free FROM marked) THEN 0 ELSE COALESCE(
         (SELECT CAST(EXTRACT(EPOCH FROM lease_end - now()) * 1000000 AS BIGINT)
            FROM "{table}" WHERE name = $1 AND owner IS NOT NULL AND lease_end > now()),
         (SELECT CAST(EXTRACT(EPOCH FROM expires_at - now()) * 1000000 AS BIGINT) FROM ahead)
-    ) AS remaining_us
+    ) END AS remaining_us,
+    EXISTS (SELECT 1 FROM marked) OR COALESCE(
+        (SELECT queued_until > now() FROM "{table}" WHERE name = $1), FALSE
+    ) AS marked

@@ -10,7 +10,8 @@
 -- of its entry id in hex, so no other service's listener hears it; the rest go to the
 -- table's channel.
 -- The row that comes back (none when the hold was not ours) says in `waited` whether a waiter
--- was in line. With none, release_alone.sql does the same for less.
+-- was in line, and in `marked` whether one may still be (the row's `queued_until`, see
+-- acquire.sql). With neither, release_alone.sql does the same for less.
 -- An entry carrying our own token is none to grant: it is the entry of the acquisition that
 -- holds (a refresh of it, sent before the release that granted it committed, put it back after
 -- that release deleted it); it goes with the hold.
@@ -55,7 +56,8 @@ released AS (
                           ELSE clock_timestamp() END
     FROM next
     WHERE held.name IN (SELECT name FROM mine)
-    RETURNING held.name, held.fence, next.waiter, next.grant_owner
+    RETURNING held.name, held.fence, next.waiter, next.grant_owner,
+              COALESCE(held.queued_until > now(), FALSE) AS marked
 ),
 served AS (
     DELETE FROM "{waiters}"
@@ -67,4 +69,4 @@ SELECT name, pg_notify(
          ELSE 'distlock_' || encode(substring(waiter FROM 1 FOR 8), 'hex') END,
     name || COALESCE(chr(10) || encode(waiter, 'hex')
         || CASE WHEN grant_owner IS NULL THEN '' ELSE ' ' || CAST(fence AS TEXT) END, '')
-), waiter IS NOT NULL AS waited FROM released
+), waiter IS NOT NULL AS waited, marked FROM released

@@ -1,14 +1,14 @@
--- $1 name, $2 owner token, $3 the table's notification channel.
--- End our live hold when no live waiter is in line: what release.sql does when it finds no
--- waiter to grant, without the row locks and the hand-over it runs through first, which make
--- it cost about a quarter more. The name alone is sent, as release.sql sends it then, so an
--- acquisition that found the lock held and placed its entry after this statement's snapshot
--- hears it and tries again.
--- No row comes back when the hold is not ours, or when a live waiter is in line (an entry
--- being removed counts until its removal commits): release.sql then does the whole release.
+-- $1 name, $2 owner token.
+-- End our live hold while no waiter entry of the name can be live: the lock row's
+-- `queued_until` has passed (every acquisition that places or refreshes an entry moves it past
+-- the entry's expiry first, in the same statement: acquire_first.sql, acquire.sql). Nobody is
+-- told: nobody waits in line, and an acquisition placing its entry while this runs marks the
+-- row after it, under the row lock, and so sees the lock free (its statement says so).
+-- A mark made while this statement waited for the row lock is seen here: the condition is
+-- checked again on the newest row version.
+-- No row comes back when the hold is not ours or the row is marked: release.sql then does the
+-- whole release, which hands the lock to the first waiter.
 UPDATE "{table}" SET owner = NULL, lease_end = now()
 WHERE name = $1 AND owner = $2 AND lease_end > now()
-  AND NOT EXISTS (
-      SELECT 1 FROM "{waiters}" AS w WHERE w.name = $1 AND w.expires_at > now()
-  )
-RETURNING name, pg_notify($3, name)
+  AND (queued_until IS NULL OR queued_until <= now())
+RETURNING name

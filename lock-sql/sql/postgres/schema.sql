@@ -7,7 +7,10 @@ CREATE TABLE IF NOT EXISTS "{table}" (
     fence       BIGINT      NOT NULL,
     lease_end   TIMESTAMPTZ NOT NULL,
     owner_label TEXT,
-    granted_at  TIMESTAMPTZ
+    granted_at  TIMESTAMPTZ,
+    -- Until when a waiter entry of the name may be live (acquire.sql moves it past every
+    -- entry it places or refreshes); NULL: none was ever placed.
+    queued_until TIMESTAMPTZ
 );
 
 -- Acquisitions waiting now: one entry each, refreshed while it waits, ignored once expired;

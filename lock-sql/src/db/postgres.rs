@@ -9,6 +9,7 @@ use sqlx::Row;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgConnectOptions;
 
+mod acquire;
 mod admin;
 mod renewals;
 
@@ -16,10 +17,9 @@ use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::name_set::NameSet;
 use super::pool::Stash;
 use super::renewals::Renewals;
-use super::{Attempt, Owner, Schema, Waiting, fence, remaining, settle, statement, whole};
+use super::{Owner, Schema, settle, statement};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
-use crate::waiting::ENTRY_LIFETIME;
 use renewals::PgRenewer;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +29,11 @@ const MICROSECOND: Duration = Duration::from_micros(1);
 /// SQLSTATEs of statements rolled back by contention: serialization failure, deadlock, lock
 /// not available.
 const CONTENDED: [&str; 3] = ["40001", "40P01", "55P03"];
+
+/// The release statements, as [`PgDb::release_statements`] counts them: `release_alone.sql`
+/// and `release.sql`.
+const ALONE: usize = 0;
+const FULL: usize = 1;
 
 /// SQLSTATE of a statement refused for want of a privilege.
 const INSUFFICIENT_PRIVILEGE: &str = "42501";
@@ -44,9 +49,10 @@ pub(crate) struct PgDb {
     connect_timeout: Duration,
     timeout: Duration,
     sql: Statements,
-    /// The names whose last release by this service found a waiter in line: their next
-    /// release sends `release.sql` at once rather than trying `release_alone.sql` first.
-    waited_on: NameSet,
+    /// The names this service last found marked for waiters (a waiter was in line, or an
+    /// entry may be live): their first tries and releases send the statements that read the
+    /// line at once, rather than trying `acquire_free.sql` or `release_alone.sql` first.
+    marked: NameSet,
     /// Statements sent by releases: `release_alone.sql`, `release.sql`.
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     release_sent: [AtomicU64; 2],
@@ -57,6 +63,7 @@ struct Statements {
     schema: Schema,
     acquire: sqlx::SqlStr,
     acquire_first: sqlx::SqlStr,
+    acquire_free: sqlx::SqlStr,
     release: sqlx::SqlStr,
     release_alone: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
@@ -107,6 +114,11 @@ impl PgDb {
                 table,
                 "",
             ),
+            acquire_free: statement(
+                include_str!("../../sql/postgres/acquire_free.sql"),
+                table,
+                "",
+            ),
             release: statement(include_str!("../../sql/postgres/release.sql"), table, ""),
             release_alone: statement(
                 include_str!("../../sql/postgres/release_alone.sql"),
@@ -147,7 +159,7 @@ impl PgDb {
             connect_timeout: config.service.connect_timeout,
             timeout: config.service.operation_timeout,
             sql,
-            waited_on: NameSet::default(),
+            marked: NameSet::default(),
             release_sent: Default::default(),
         })
     }
@@ -203,69 +215,35 @@ impl PgDb {
         }
     }
 
-    pub(crate) async fn acquire(
-        &self,
-        conn: &mut PoolConnection<sqlx::Postgres>,
-        name: &str,
-        owner: Owner,
-        lease: Duration,
-        label: &str,
-        waiting: Waiting,
-    ) -> Result<Attempt, SqlError> {
-        let query = if waiting.placed {
-            sqlx::query(self.sql.acquire.clone())
-        } else {
-            sqlx::query(self.sql.acquire_first.clone())
-        };
-        let query = query
-            .bind(name)
-            .bind(owner.as_bytes())
-            .bind(whole(lease, MICROSECOND))
-            .bind(label)
-            .bind(waiting.id.as_bytes())
-            .bind(waiting.place)
-            .bind(whole(ENTRY_LIFETIME, MICROSECOND));
-        let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
-        let row = match settle(conn, result) {
-            Err(SqlError::Sqlx(error)) if contended(&error) => return Ok(Attempt::Contended),
-            other => other?,
-        };
-        let granted: Option<i64> = row.try_get("fence")?;
-        let left: Option<i64> = row.try_get("remaining_us")?;
-        Ok(match granted {
-            Some(value) => Attempt::Granted(fence(value)?),
-            None => Attempt::Held(remaining(left, MICROSECOND)),
-        })
-    }
-
     /// Ends our hold of `name`: `release_alone.sql` when no waiter is expected, which costs
-    /// less; `release.sql`, which hands the lock to the first waiter, when one was in line at
-    /// this service's last release of the name, or when `release_alone.sql` found one.
+    /// less; `release.sql`, which hands the lock to the first waiter, when this service last
+    /// found the name marked for waiters, or when `release_alone.sql` found it marked.
     pub(crate) async fn release(
         &self,
         conn: &mut PoolConnection<sqlx::Postgres>,
         name: &str,
         owner: Owner,
     ) -> Result<bool, SqlError> {
-        if !self.waited_on.contains(name) {
-            let alone = self.send_release(conn, &self.sql.release_alone, name, owner, 0);
+        if !self.marked.contains(name) {
+            let alone = self.send_release(conn, &self.sql.release_alone, name, owner, ALONE);
             if alone.await?.is_some() {
                 return Ok(true);
             }
         }
-        let row = self.send_release(conn, &self.sql.release, name, owner, 1);
+        let row = self.send_release(conn, &self.sql.release, name, owner, FULL);
         let Some(row) = row.await? else {
             return Ok(false);
         };
-        if row.try_get::<bool, _>("waited")? {
-            self.waited_on.insert(name);
+        if row.try_get::<bool, _>("waited")? || row.try_get::<bool, _>("marked")? {
+            self.marked.insert(name);
         } else {
-            self.waited_on.forget(name);
+            self.marked.forget(name);
         }
         Ok(true)
     }
 
-    /// Sends the release statement `sql`; its row, if the hold was ours. `kind` counts it.
+    /// Sends the release statement `sql`, of `kind` [`ALONE`] or [`FULL`]; its row, if the
+    /// hold was ours. `release_alone.sql` takes no channel: it notifies nobody.
     async fn send_release(
         &self,
         conn: &mut PoolConnection<sqlx::Postgres>,
@@ -275,10 +253,11 @@ impl PgDb {
         kind: usize,
     ) -> Result<Option<sqlx::postgres::PgRow>, SqlError> {
         self.release_sent[kind].fetch_add(1, Ordering::Relaxed);
-        let query = sqlx::query(sql.clone())
-            .bind(name)
-            .bind(owner.as_bytes())
-            .bind(self.channel.as_str());
+        let query = sqlx::query(sql.clone()).bind(name).bind(owner.as_bytes());
+        let query = match kind {
+            FULL => query.bind(self.channel.as_str()),
+            _ => query,
+        };
         let result = timed(self.timeout, query.fetch_optional(&mut **conn)).await;
         settle(conn, result)
     }

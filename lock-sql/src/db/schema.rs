@@ -205,7 +205,12 @@ mod tests {
         let scripts = [
             (
                 include_str!("../../sql/postgres/upgrade.sql"),
-                &["grant_owner", "grant_lease_us", "grant_label"][..],
+                &[
+                    "grant_owner",
+                    "grant_lease_us",
+                    "grant_label",
+                    "queued_until",
+                ][..],
             ),
             (
                 include_str!("../../sql/mysql/upgrade.sql"),

@@ -1,19 +1,23 @@
 //! An acquisition that finds the lock held and places its waiter entry while the holder's
-//! release is in flight, after the release's snapshot: the release cannot see the entry, and
-//! expects nobody in line (`release_alone.sql`). It must still get the waiter the lock at once,
-//! not after the waiter's fallback recheck (5 s): its notification names the lock, which wakes
-//! every acquisition of the name.
-//! An administrator's transaction holding the lock row holds the release up until the
-//! acquisition has placed its entry.
+//! release is in flight. The release expects nobody in line (`release_alone.sql`, which reads
+//! the lock row's mark and not the waiters table), and the entry's statement marks the lock row
+//! under its row lock: whichever of the two takes the row first, the waiter is granted at once,
+//! not after its fallback recheck (5 s). When the release goes first, the placing statement
+//! finds the lock freed behind its snapshot and says so; when the mark goes first, the release
+//! finds it and hands the lock over with `release.sql`.
+//! An administrator's transaction holding the lock row lines both statements up behind it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use lock_core::DistributedLockExt;
+use lock_core::{DistributedLockExt, LockGuard, LockName};
+use lock_sql::SqlLock;
 use lock_testkit::scaled_ms;
 use sqlx::PgPool;
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::blocking::{lock_one, until_blocked, until_count};
+use crate::blocking::{lock_one, until_blocked};
 use crate::release_choice::sent_since;
 use crate::support::line::service;
 use crate::support::{SqlTarget, unique};
@@ -26,13 +30,19 @@ fn target() -> Option<SqlTarget> {
     crate::url().map(SqlTarget::plain)
 }
 
-/// The release waits for the row; the arriving acquisition's statement comes meanwhile, sees
-/// the lock held and places its entry, which the release's snapshot cannot show: the release
-/// expects nobody and finds nobody.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn an_acquisition_arriving_behind_a_release_is_not_left_waiting() {
-    let Some(target) = target() else { return };
-    let name = unique("arrival/behind-release");
+/// Which statement reaches the held lock row first.
+#[derive(Clone, Copy, Debug)]
+enum First {
+    Release,
+    Arrival,
+}
+
+/// The holder's release and an arriving acquisition queue on the lock row in `first`'s order
+/// behind an administrator's transaction; once it lets go, the arrival must be granted within
+/// [`TOLD_WITHIN`]. The release statements sent, `[release_alone.sql, release.sql]`.
+async fn race(first: First) -> Option<[u64; 2]> {
+    let target = target()?;
+    let name = unique("arrival/race");
     let (holder, arriving) = (service(&target).await, service(&target).await);
     let held = holder.try_acquire(&name).await.expect("try").expect("free");
     let admin = PgPool::connect(&target.url).await.expect("admin pool");
@@ -40,17 +50,19 @@ async fn an_acquisition_arriving_behind_a_release_is_not_left_waiting() {
     let (locking, locker) = lock_one(&admin, row, name.as_str()).await;
     let before = holder.release_statements().expect("counted");
 
-    let releasing = tokio::spawn(async move { held.release().await.expect("release") });
-    until_blocked(&admin, locker, 1, scaled_ms(2_000)).await;
-    let arrival = {
-        let name = name.clone();
-        tokio::spawn(async move {
-            let guard = arriving.acquire_timeout(&name, scaled_ms(30_000)).await;
-            (guard.expect("granted"), Instant::now())
-        })
+    let (releasing, arrival) = match first {
+        First::Release => {
+            let releasing = release(held);
+            until_blocked(&admin, locker, 1, scaled_ms(2_000)).await;
+            (releasing, arrive(arriving, &name))
+        }
+        First::Arrival => {
+            let arrival = arrive(arriving, &name);
+            until_blocked(&admin, locker, 1, scaled_ms(2_000)).await;
+            (release(held), arrival)
+        }
     };
-    let entries = "SELECT count(*) FROM distlock_locks_waiters WHERE name = $1";
-    until_count(&admin, entries, name.as_str(), 1).await;
+    until_blocked(&admin, locker, 2, scaled_ms(2_000)).await;
 
     let let_go = Instant::now();
     locking.commit().await.expect("let the row go");
@@ -59,9 +71,45 @@ async fn an_acquisition_arriving_behind_a_release_is_not_left_waiting() {
     let waited = at.saturating_duration_since(let_go);
     assert!(
         waited < TOLD_WITHIN,
-        "the arriving acquisition waited {waited:?} after the release: nobody told it"
+        "{first:?} first: the arriving acquisition waited {waited:?} after the release: \
+         nobody told it"
     );
     granted.release().await.expect("release");
-    let sent = sent_since(&holder, before);
+    Some(sent_since(&holder, before))
+}
+
+fn release(held: LockGuard) -> JoinHandle<()> {
+    tokio::spawn(async move { held.release().await.expect("release") })
+}
+
+fn arrive(arriving: Arc<SqlLock>, name: &LockName) -> JoinHandle<(LockGuard, Instant)> {
+    let name = name.clone();
+    tokio::spawn(async move {
+        let guard = arriving.acquire_timeout(&name, scaled_ms(30_000)).await;
+        (guard.expect("granted"), Instant::now())
+    })
+}
+
+/// The release frees the row before the arrival marks it: the arrival's statement finds the
+/// lock freed behind its snapshot and tries again at once; the release needed nobody's line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_acquisition_arriving_behind_a_release_is_not_left_waiting() {
+    let Some(sent) = race(First::Release).await else {
+        return;
+    };
     assert_eq!(sent, [1, 0], "the release found somebody in line");
+}
+
+/// The arrival marks the row before the release reaches it: the cheap release is refused by
+/// the mark, and the full one hands the lock to the arrival.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_release_behind_an_arriving_mark_hands_the_lock_over() {
+    let Some(sent) = race(First::Arrival).await else {
+        return;
+    };
+    assert_eq!(
+        sent,
+        [1, 1],
+        "the release did not go on to hand the lock over"
+    );
 }

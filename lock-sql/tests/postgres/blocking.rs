@@ -38,18 +38,7 @@ pub(crate) async fn backend_pid(conn: &mut PgConnection) -> i32 {
 pub(crate) async fn until_blocked(admin: &PgPool, locker: i32, want: i64, within: Duration) {
     let deadline = Instant::now() + within;
     loop {
-        let blocked: i64 = sqlx::query_scalar(
-            "WITH RECURSIVE behind(pid) AS ( \
-                 SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) \
-                 UNION \
-                 SELECT a.pid FROM pg_stat_activity AS a \
-                 JOIN behind AS b ON b.pid = ANY(pg_blocking_pids(a.pid)) \
-             ) SELECT count(*) FROM behind",
-        )
-        .bind(locker)
-        .fetch_one(admin)
-        .await
-        .expect("count the blocked statements");
+        let blocked = blocked_by(admin, locker).await;
         if blocked == want {
             return;
         }
@@ -59,6 +48,23 @@ pub(crate) async fn until_blocked(admin: &PgPool, locker: i32, want: i64, within
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// How many statements wait, directly or behind another, for the transaction of the backend
+/// `locker` (see [`until_blocked`]).
+pub(crate) async fn blocked_by(admin: &PgPool, locker: i32) -> i64 {
+    sqlx::query_scalar(
+        "WITH RECURSIVE behind(pid) AS ( \
+             SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) \
+             UNION \
+             SELECT a.pid FROM pg_stat_activity AS a \
+             JOIN behind AS b ON b.pid = ANY(pg_blocking_pids(a.pid)) \
+         ) SELECT count(*) FROM behind",
+    )
+    .bind(locker)
+    .fetch_one(admin)
+    .await
+    .expect("count the blocked statements")
 }
 
 /// Opens a transaction that locks the one row `query` selects for `name` (`FOR UPDATE`), so

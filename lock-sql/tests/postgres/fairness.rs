@@ -12,8 +12,9 @@ fn target() -> Option<SqlTarget> {
     crate::url().map(SqlTarget::plain)
 }
 
-/// An entry queued by another process (a row put in the waiters table directly, which no
-/// wake-up reaches) holds back a newcomer while the lock is free, until the entry is gone.
+/// An entry queued by another process (a row put in the waiters table directly, with the mark
+/// on the lock row that every process places beside its entries, and which no wake-up
+/// reaches) holds back a newcomer while the lock is free, until the entry is gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_queued_entry_holds_back_a_newcomer_on_a_free_lock() {
     let Some(target) = target() else { return };
@@ -34,6 +35,13 @@ async fn a_queued_entry_holds_back_a_newcomer_on_a_free_lock() {
     .execute(&admin)
     .await
     .expect("queue an entry");
+    sqlx::query(
+        "UPDATE distlock_locks SET queued_until = now() + INTERVAL '1 minute' WHERE name = $1",
+    )
+    .bind(name.as_str())
+    .execute(&admin)
+    .await
+    .expect("mark the lock row");
     let barged = lock.try_acquire(&name).await.expect("try");
     assert!(
         barged.is_none(),

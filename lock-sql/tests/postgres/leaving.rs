@@ -6,7 +6,7 @@ use lock_testkit::scaled_ms;
 use sqlx::PgPool;
 use tokio::time::Instant;
 
-use crate::blocking::{backend_pid, until_blocked, until_count};
+use crate::blocking::{backend_pid, blocked_by, until_blocked, until_count};
 use crate::support::line::service;
 use crate::support::{SqlTarget, unique};
 
@@ -16,9 +16,11 @@ fn target() -> Option<SqlTarget> {
 
 /// The leave of a cancelled waiter is held up (an open transaction holds the lock row, which
 /// it frees without a notification, as a release racing the leave would); a newcomer then
-/// finds the leaving entry ahead and places its own. When the leave goes on, its statement
-/// cannot see the newcomer's entry, yet the newcomer is woken and granted at once, not left
-/// for the notification fallback (5 s).
+/// finds the leaving entry ahead and places its own (its mark on the lock row is the leaving
+/// entry's, unless that one is about to end: then the newcomer's statement queues behind the
+/// leave to move it). When the leave goes on, its statement cannot see the newcomer's entry,
+/// yet the newcomer is woken and granted at once, not left for the notification fallback
+/// (5 s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_leave_racing_a_newcomer_still_wakes_it() {
     let Some(target) = target() else { return };
@@ -59,7 +61,7 @@ async fn a_leave_racing_a_newcomer_still_wakes_it() {
             (granted, started.elapsed())
         })
     };
-    until_count(&admin, entries, name.as_str(), 2).await;
+    placed_or_blocked(&admin, (entries, name.as_str()), locker).await;
     freeing.commit().await.expect("commit");
 
     let (granted, took) = arrival.await.expect("arrival task");
@@ -70,4 +72,22 @@ async fn a_leave_racing_a_newcomer_still_wakes_it() {
     );
     guard.release().await.expect("release");
     drop(held);
+}
+
+/// Waits until the newcomer's entry is in (two entries counted by `entries`) or its statement
+/// waits behind the leave (two statements blocked by `locker`), or panics.
+async fn placed_or_blocked(admin: &PgPool, (entries, name): (&'static str, &str), locker: i32) {
+    let deadline = Instant::now() + scaled_ms(5000);
+    while Instant::now() < deadline {
+        let placed: i64 = sqlx::query_scalar(entries)
+            .bind(name)
+            .fetch_one(admin)
+            .await
+            .expect("count");
+        if placed == 2 || blocked_by(admin, locker).await == 2 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!("the newcomer neither placed its entry nor waited behind the leave");
 }

@@ -1,7 +1,8 @@
 //! A PostgreSQL release picks its statement by the line it expects: `release_alone.sql` (the
-//! cheaper one) when nobody waited at this service's last release of the name, `release.sql`
-//! (which hands the lock over) when somebody did, and the second after the first when the
-//! first finds a waiter after all. Either way the row ends as `release.sql` leaves it.
+//! cheaper one) when this service last found the name's lock row unmarked, `release.sql` (which
+//! hands the lock over) when it found a waiter or the row marked for waiters, and the second
+//! after the first when the first finds the row marked after all. Either way the row ends as
+//! `release.sql` leaves it.
 
 use std::time::Duration;
 
@@ -80,6 +81,15 @@ async fn a_release_sends_the_statement_its_line_needs() {
         [0, 1],
         "the first release that finds nobody after one that did"
     );
+    let guard = take(&holder, &name).await;
+    let sent = release_alone(&holder, guard).await;
+    assert_eq!(sent, [0, 1], "a release while the waiter's mark lasts");
+    sqlx::query("UPDATE distlock_locks SET queued_until = now() WHERE name = $1")
+        .bind(name.as_str())
+        .execute(&admin)
+        .await
+        .expect("end the mark");
+    // The acquire statement finds the mark ended, and the release is cheap again.
     let guard = take(&holder, &name).await;
     assert_eq!(release_alone(&holder, guard).await, [1, 0], "alone again");
 }
