@@ -1,19 +1,20 @@
-//! The floor of distlock's own PostgreSQL statements: lock-sql's `acquire_first.sql`,
-//! `acquire.sql`, `release_alone.sql` and `release.sql`, prepared, sent by the simplest client
-//! (one connection for statements, one listening) with the arguments a distlock acquisition
-//! sends. It does the same server work as distlock's pairs (the upsert, the probes of the
-//! waiters table, the release's grant and notification) and nothing else on the client: no
-//! pool, no engine, no guard, no lease scheduler.
+//! The floor of distlock's own PostgreSQL statements: lock-sql's `acquire_free.sql`,
+//! `acquire_first.sql`, `acquire.sql`, `release_alone.sql` and `release.sql`, prepared, sent
+//! by the simplest client (one connection for statements, one listening) with the arguments a
+//! distlock acquisition sends. It does the same server work as distlock's pairs (the upsert,
+//! the line and its mark, the release's grant and notification) and nothing else on the
+//! client: no pool, no engine, no guard, no lease scheduler.
 //!
-//! Under contention it waits in line as a distlock acquisition does, with the same statements:
-//! a refused first try places its waiter entry with its grant terms in the same statement
-//! (later tries refresh it every 5 s); a
-//! release that finds it first in line grants it the lock and notifies its client's channel
-//! alone, and the grant needs no statement of its own; a release that names the lock alone (the
-//! entry was placed after its snapshot) or the entry without a grant, or a second without a
-//! word, makes it try again with `acquire.sql`. Its release sends `release_alone.sql` unless
-//! its last release found a waiter, and `release.sql` when that one finds one now, as
-//! lock-sql's.
+//! It picks its statements as lock-sql does. Its first try sends `acquire_free.sql` unless the
+//! client last found the lock row marked for waiters; a first try refused there, or sent while
+//! marked, is followed by (or is) `acquire_first.sql`, which places its waiter entry with its
+//! grant terms and marks the row (later tries refresh the entry every 5 s); a release that
+//! finds it first in line grants it the lock and notifies its client's channel alone, and the
+//! grant needs no statement of its own; a release that names the lock alone or the entry
+//! without a grant, a statement that found the lock freed behind its snapshot, or a second
+//! without a word, makes it try again with `acquire.sql`. Its release sends
+//! `release_alone.sql` unless the client last found the row marked, and `release.sql` when
+//! that one is refused.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +32,9 @@ use crate::contend::{Contender, Held};
 /// How long a waiter entry lasts unless refreshed, as lock-sql's, in microseconds.
 const ENTRY_LIFETIME_US: i64 = 15_000_000;
 
+/// How far ahead a placed entry marks the lock row, as lock-sql's, in microseconds.
+const MARK_AHEAD_US: i64 = 20_000_000;
+
 /// How often a waiter refreshes its entry, as lock-sql's: the tries between refreshes leave it
 /// as it is.
 const ENTRY_REFRESH: Duration = Duration::from_secs(5);
@@ -46,12 +50,14 @@ const CONTENDED: [&str; 3] = ["40001", "40P01", "55P03"];
 #[derive(Debug, Clone)]
 pub struct PgStatementFloor {
     floor: StatementFloor<PgConnection>,
+    /// `acquire_first.sql`: a first try that reads the line and places the entry.
+    in_line: SqlStr,
     /// `acquire.sql`: the tries after the first, which keep the entry.
     again: SqlStr,
     /// `release.sql`: the release that grants the first waiter.
     hand_over: SqlStr,
-    /// Whether this client's last release found a waiter in line.
-    waited: Arc<AtomicBool>,
+    /// Whether this client last found the lock row marked for waiters.
+    marked: Arc<AtomicBool>,
     line: Arc<PgLine>,
 }
 
@@ -75,29 +81,60 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<PgStatementFloor> {
     let floor = StatementFloor::connect(
         url,
         name,
-        include_str!("../../../lock-sql/sql/postgres/acquire_first.sql"),
+        include_str!("../../../lock-sql/sql/postgres/acquire_free.sql"),
         include_str!("../../../lock-sql/sql/postgres/release_alone.sql"),
     )
     .await?;
     Ok(PgStatementFloor {
         floor,
+        in_line: statement(include_str!(
+            "../../../lock-sql/sql/postgres/acquire_first.sql"
+        )),
         again: statement(include_str!("../../../lock-sql/sql/postgres/acquire.sql")),
         hand_over: statement(include_str!("../../../lock-sql/sql/postgres/release.sql")),
-        waited: Arc::new(AtomicBool::new(false)),
+        marked: Arc::new(AtomicBool::new(false)),
         line: Arc::new(PgLine::listen(url, TABLE, name).await?),
     })
 }
 
 impl PgStatementFloor {
-    /// One try with the acquire statement `sql` for `owner`, whose waiter entry `entry` is
-    /// placed or refreshed when refused, if `place`: whether it was granted.
-    async fn try_once(
+    /// `acquire_free.sql` for `owner`: granted, refused with the lock held, or refused with
+    /// the lock free but marked for waiters (then the client remembers the mark).
+    async fn try_free(&self, connection: &mut PgConnection, owner: &[u8]) -> BenchResult<Tried> {
+        let row = sqlx::query(self.floor.acquire.clone())
+            .bind(&self.floor.name)
+            .bind(owner)
+            .bind(LEASE_US)
+            .bind("floor")
+            .fetch_one(connection)
+            .await;
+        let row = match row {
+            Ok(row) => row,
+            Err(error) if contended(&error) => return Ok(Tried::Refused),
+            Err(error) => return Err(error.into()),
+        };
+        let fence: Option<i64> = row.try_get("fence")?;
+        let left: Option<i64> = row.try_get("remaining_us")?;
+        Ok(match (fence, left) {
+            (Some(_), _) => Tried::Granted,
+            (None, Some(_)) => Tried::Refused,
+            (None, None) => {
+                self.marked.store(true, Ordering::Relaxed);
+                Tried::Refused
+            }
+        })
+    }
+
+    /// One try with the line-reading statement `sql` for `owner`, whose waiter entry `entry`
+    /// is placed or refreshed when refused, if `place`: granted, refused, or refused after
+    /// the lock was freed behind the statement's snapshot (then it tries again at once).
+    async fn try_in_line(
         &self,
         connection: &mut PgConnection,
         sql: SqlStr,
         (owner, entry, place): (&[u8], &[u8], bool),
-    ) -> BenchResult<bool> {
-        let fence: Result<Option<i64>, sqlx::Error> = sqlx::query_scalar(sql)
+    ) -> BenchResult<Tried> {
+        let row = sqlx::query(sql)
             .bind(&self.floor.name)
             .bind(owner)
             .bind(LEASE_US)
@@ -105,27 +142,48 @@ impl PgStatementFloor {
             .bind(entry)
             .bind(place)
             .bind(ENTRY_LIFETIME_US)
+            .bind(MARK_AHEAD_US)
             .fetch_one(connection)
             .await;
-        match fence {
-            Ok(fence) => Ok(fence.is_some()),
-            Err(error) if contended(&error) => Ok(false),
-            Err(error) => Err(error.into()),
-        }
+        let row = match row {
+            Ok(row) => row,
+            Err(error) if contended(&error) => return Ok(Tried::Refused),
+            Err(error) => return Err(error.into()),
+        };
+        let fence: Option<i64> = row.try_get("fence")?;
+        let left: Option<i64> = row.try_get("remaining_us")?;
+        self.marked.store(row.try_get("marked")?, Ordering::Relaxed);
+        Ok(match (fence, left) {
+            (Some(_), _) => Tried::Granted,
+            (None, Some(0)) => Tried::Freed,
+            (None, _) => Tried::Refused,
+        })
     }
 
-    /// Sends the release statement `sql` for `owner`: its row, `None` when it released
-    /// nothing.
-    async fn send_release(&self, sql: SqlStr, owner: &[u8]) -> BenchResult<Option<PgRow>> {
+    /// Sends the release statement `sql` for `owner` (with the channel, for `release.sql`):
+    /// its row, `None` when it released nothing.
+    async fn send_release(
+        &self,
+        sql: SqlStr,
+        owner: &[u8],
+        channel: Option<&str>,
+    ) -> BenchResult<Option<PgRow>> {
         let mut connection = self.floor.connection.lock().await;
-        let row = sqlx::query(sql)
-            .bind(&self.floor.name)
-            .bind(owner)
-            .bind(TABLE)
-            .fetch_optional(&mut *connection)
-            .await?;
-        Ok(row)
+        let query = sqlx::query(sql).bind(&self.floor.name).bind(owner);
+        let query = match channel {
+            Some(channel) => query.bind(channel),
+            None => query,
+        };
+        Ok(query.fetch_optional(&mut *connection).await?)
     }
+}
+
+/// What one try found.
+enum Tried {
+    Granted,
+    Refused,
+    /// Refused, but the lock was freed behind the statement's snapshot.
+    Freed,
 }
 
 #[async_trait]
@@ -137,20 +195,34 @@ impl Contender for PgStatementFloor {
         // Whatever earlier acquisitions of this client left unread concerns none of this one.
         while heard.try_recv().is_ok() {}
         let mut connection = self.floor.connection.lock().await;
-        let (mut sql, mut placed) = (self.floor.acquire.clone(), None);
+        if !self.marked.load(Ordering::Relaxed)
+            && matches!(
+                self.try_free(&mut connection, &owner).await?,
+                Tried::Granted
+            )
+        {
+            drop(connection);
+            return Ok(Box::new(PgStatementHeld {
+                floor: self.clone(),
+                owner,
+            }));
+        }
+        let (mut sql, mut placed) = (self.in_line.clone(), None);
         loop {
             let sent = Instant::now();
             let place = placed.is_none_or(|at: Instant| sent >= at + ENTRY_REFRESH);
-            if self
-                .try_once(&mut connection, sql, (&owner, &entry, place))
-                .await?
-            {
-                break;
-            }
+            let tried = self
+                .try_in_line(&mut connection, sql, (&owner, &entry, place))
+                .await?;
             if place {
                 placed = Some(sent);
             }
             sql = self.again.clone();
+            match tried {
+                Tried::Granted => break,
+                Tried::Freed => continue,
+                Tried::Refused => {}
+            }
             loop {
                 match tokio::time::timeout(RECHECK, heard.recv()).await {
                     Err(_silent) => break,
@@ -180,20 +252,27 @@ impl Contender for PgStatementFloor {
 impl Held for PgStatementHeld {
     async fn release(self: Box<Self>) -> BenchResult<()> {
         let floor = &self.floor;
-        if !floor.waited.load(Ordering::Relaxed) {
+        if !floor.marked.load(Ordering::Relaxed) {
             let alone = floor.floor.release.clone();
-            if floor.send_release(alone, &self.owner).await?.is_some() {
+            if floor
+                .send_release(alone, &self.owner, None)
+                .await?
+                .is_some()
+            {
                 return Ok(());
             }
         }
         let Some(row) = floor
-            .send_release(floor.hand_over.clone(), &self.owner)
+            .send_release(floor.hand_over.clone(), &self.owner, Some(TABLE))
             .await?
         else {
             return Err("the statement floor's release found no hold".into());
         };
         let waited: Option<bool> = row.try_get("waited")?;
-        floor.waited.store(waited == Some(true), Ordering::Relaxed);
+        let marked: bool = row.try_get("marked")?;
+        floor
+            .marked
+            .store(waited == Some(true) || marked, Ordering::Relaxed);
         Ok(())
     }
 }
