@@ -87,7 +87,13 @@ async fn make_tables(url: &str) -> BenchResult<()> {
 
 /// A lock-sql statement for the floor's tables.
 pub(super) fn statement(template: &str) -> SqlStr {
-    let text = template
+    // Without the whole-line comments, as lock-sql sends them.
+    let code: Vec<&str> = template
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("--"))
+        .collect();
+    let text = code
+        .join("\n")
         .replace("{table}", TABLE)
         .replace("{waiters}", &format!("{TABLE}_waiters"));
     // Only the floor's constant table names are spliced in. Shared, as lock-sql's are: sqlx

@@ -12,10 +12,9 @@ use std::time::Duration;
 
 use lock_core::Result;
 use lock_core::backend::Sending;
+use sqlx::Database;
 use sqlx::pool::PoolConnection;
-use sqlx::{AssertSqlSafe, Database, SqlSafeStr, SqlStr};
 
-use crate::TableName;
 use crate::error::SqlError;
 use crate::settings::Settings;
 
@@ -135,12 +134,14 @@ mod privileges;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod renewals;
 mod schema;
+mod text;
 mod waiters;
 
 pub(crate) use admin::like_prefix;
 pub(crate) use owner::Owner;
 pub(crate) use parking::{Bell, PARK_AT_MOST, Woken};
 pub(crate) use schema::Schema;
+pub(crate) use text::statement;
 use waiters::Terms;
 
 impl Db {
@@ -345,18 +346,6 @@ pub(crate) async fn connect_error<C: sqlx::Connection>(
         Ok(Err(error)) => Some(SqlError::Sqlx(error)),
         Err(_elapsed) => Some(SqlError::TimedOut(timeout)),
     }
-}
-
-/// A statement text with the (validated) table names and, for SQLite, the clock filled in.
-pub(crate) fn statement(template: &str, table: &TableName, now: &str) -> SqlStr {
-    let text = template
-        .replace("{table}", table.as_str())
-        .replace("{waiters}", &table.waiters())
-        .replace("{claims}", &table.claims())
-        .replace("{now}", now);
-    // The only text spliced in is validated identifiers and a constant expression. Shared:
-    // sqlx clones the text for each execution, which copies an owned `String`.
-    AssertSqlSafe(std::sync::Arc::<str>::from(text)).into_sql_str()
 }
 
 /// Closes a connection whose statement timed out: it may still be busy, or the server silent.
