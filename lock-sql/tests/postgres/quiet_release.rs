@@ -8,8 +8,9 @@ use std::time::Duration;
 use lock_core::DistributedLockExt;
 use sqlx::postgres::PgListener;
 
+use lock_sql::SqlLock;
+
 use crate::release_choice::sent_since;
-use crate::support::line::service;
 use crate::support::{SqlTarget, unique};
 
 /// Uncontended pairs the case makes.
@@ -21,13 +22,16 @@ fn target() -> Option<SqlTarget> {
 
 /// A bystander listens on the lock table's channel, as every service's listener does, while
 /// a service takes and releases a free lock [`PAIRS`] times: it hears nothing, and each
-/// release is the one cheap statement.
+/// release is the one cheap statement. The table is the case's own: other cases' releases
+/// of contended locks notify the shared table's channel.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn uncontended_pairs_notify_no_listener() {
     let Some(target) = target() else { return };
-    let holder = service(&target).await;
+    let table = format!("quiet_{:08x}", rand::random::<u32>());
+    let holder = SqlLock::builder(&target.url).table(&table).connect();
+    let holder = holder.await.expect("connect");
     let mut bystander = PgListener::connect(&target.url).await.expect("listener");
-    bystander.listen("distlock_locks").await.expect("listen");
+    bystander.listen(&table).await.expect("listen");
     let name = unique("quiet/pairs");
     let before = holder.release_statements().expect("counted");
     for _ in 0..PAIRS {
