@@ -186,3 +186,32 @@ fn sentinels_fail_over_to_a_replica_that_takes_writes() {
     drop(set);
     assert_gone(&pids);
 }
+
+/// A sentinel whose timer ran over 2 s late (a starved host, here a paused process) enters TILT
+/// mode and acts on nothing for 30 s. A fail-over asked for while every sentinel is tilted
+/// still settles: the set waits the tilt out.
+#[test]
+fn a_fail_over_settles_while_the_sentinels_tilt() {
+    let Some(mut set) = require(RedisSentinel::start(1, 3)) else {
+        return;
+    };
+    for sentinel in set.sentinels_mut() {
+        sentinel.process().pause().expect("pause");
+    }
+    std::thread::sleep(Duration::from_millis(2500));
+    for sentinel in set.sentinels_mut() {
+        sentinel.process().resume().expect("resume");
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !(set.sentinels().iter()).all(|sentinel| {
+        let info = sentinel.command("INFO sentinel").unwrap_or_default();
+        info.contains("sentinel_tilt:1")
+    }) {
+        assert!(Instant::now() < deadline, "the sentinels did not tilt");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let old = set.servers()[0].port();
+    let new = set.fail_over().expect("fail over");
+    assert_ne!(new, old);
+    assert_eq!(set.primary_port(), Some(new));
+}

@@ -178,6 +178,11 @@ impl ServerProcess {
         log_tail(&self.launch.log)
     }
 
+    /// The whole log so far; empty when it cannot be read.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(&self.launch.log).unwrap_or_default()
+    }
+
     /// Waits until `ready` answers true, failing with the log's tail after `limit`.
     pub(crate) fn wait_ready(
         &mut self,

@@ -14,6 +14,12 @@ const MASTER: &str = "distlock";
 /// How long the sentinels may take to see the whole set, or to finish a fail-over.
 const SETTLE: Duration = Duration::from_secs(30);
 
+/// How much longer a wait for the set to settle goes on when a sentinel tilted since the set
+/// last settled: a sentinel whose timer ran over 2 s late (a starved host, a paused process)
+/// enters TILT mode and acts on nothing for 30 s, and then reads each server's state within its
+/// 10 s period.
+const TILT_WAIT: Duration = Duration::from_secs(45);
+
 /// A primary, its replicas and the sentinels that watch them, on reserved loopback ports; all
 /// killed on drop. Server indices are stable: index 0 stays the original primary whatever its
 /// role now.
@@ -21,12 +27,15 @@ const SETTLE: Duration = Duration::from_secs(30);
 pub struct RedisSentinel {
     servers: Vec<RedisServer>,
     sentinels: Vec<SentinelServer>,
+    /// How many times the sentinels had entered TILT mode when the set last settled.
+    tilts_settled: usize,
 }
 
 impl RedisSentinel {
     /// Starts a primary, `replicas` replicas in sync with it, and `sentinels` sentinels
     /// monitoring it as `distlock` with a majority quorum, a 1 s down-after period and a 5 s
-    /// fail-over timeout, then waits (30 s at most) until the set is settled: every replica
+    /// fail-over timeout, then waits (30 s at most, 45 s more per TILT of a sentinel) until the
+    /// set is settled: every replica
     /// reports its link to the primary up, and every sentinel names the primary, knows every
     /// other sentinel, and lists every replica as connected. Every server syncs replicas at
     /// once (`repl-diskless-sync-delay 0`) rather than after the default 5 s.
@@ -55,13 +64,14 @@ impl RedisSentinel {
         let mut set = Self {
             servers,
             sentinels: Vec::with_capacity(sentinels),
+            tilts_settled: 0,
         };
         for _ in 0..sentinels {
             let sentinel = SentinelServer::start(MASTER, primary, sentinels / 2 + 1)?;
             set.sentinels.push(sentinel);
         }
-        let settled = poll_until(SETTLE, || set.unsettled(primary));
-        settled.map_err(|reason| set.not_settled("starting", 0, &reason))?;
+        set.settle(|set| set.unsettled(primary))
+            .map_err(|reason| set.not_settled("starting", 0, &reason))?;
         Ok(set)
     }
 
@@ -133,7 +143,9 @@ impl RedisSentinel {
     ///
     /// # Errors
     ///
-    /// [`ServerError::Failed`] when the set does not settle within 30 s.
+    /// [`ServerError::Failed`] when the set does not settle within 30 s (45 s more each time a
+    /// sentinel entered TILT mode meanwhile: one whose timer ran over 2 s late acts on nothing
+    /// for 30 s).
     pub fn wait_fail_over(&mut self, old: u16) -> Result<u16, ServerError> {
         self.wait_replaced(old, 0)
     }
@@ -142,15 +154,39 @@ impl RedisSentinel {
     /// the error.
     fn wait_replaced(&mut self, old: u16, watched: usize) -> Result<u16, ServerError> {
         let mut new = None;
-        let settled = poll_until(SETTLE, || match self.primary_port() {
+        let settled = self.settle(|set| match set.primary_port() {
             Some(named) if named != old => {
                 new = Some(named);
-                self.unsettled(named)
+                set.unsettled(named)
             }
             _ => Err(format!("the sentinels still name port {old}")),
         });
         settled.map_err(|reason| self.not_settled("a fail-over", watched, &reason))?;
         new.ok_or_else(|| failed("no sentinel names a primary".to_owned()))
+    }
+
+    /// Polls `unsettled` until it finds nothing, for [`SETTLE`], and for [`TILT_WAIT`] more
+    /// each time a sentinel turns out to have entered TILT mode since the set last settled.
+    fn settle(
+        &mut self,
+        mut unsettled: impl FnMut(&mut Self) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let mut limit = SETTLE;
+        loop {
+            let settled = poll_until(limit, || unsettled(self));
+            let tilts = self.tilts();
+            if settled.is_ok() || tilts == self.tilts_settled {
+                self.tilts_settled = tilts;
+                return settled;
+            }
+            self.tilts_settled = tilts;
+            limit = TILT_WAIT;
+        }
+    }
+
+    /// How many times the sentinels have entered TILT mode, by their logs.
+    fn tilts(&self) -> usize {
+        self.sentinels.iter().map(SentinelServer::tilts).sum()
     }
 
     /// Sends `SENTINEL FAILOVER` to the first sentinel that answers, again while it finds no
@@ -242,7 +278,8 @@ impl RedisSentinel {
     fn not_settled(&self, after: &str, sentinel: usize, reason: &str) -> ServerError {
         let log = self.sentinels.get(sentinel).map(SentinelServer::log_tail);
         failed(format!(
-            "not settled after {after} within {SETTLE:?}: {reason}; the log of the sentinel \
+            "not settled after {after} within {SETTLE:?} ({TILT_WAIT:?} more per TILT): {reason}; \
+             the log of the sentinel \
              on {}:\n{}",
             self.sentinels.get(sentinel).map_or(0, SentinelServer::port),
             log.unwrap_or_default()

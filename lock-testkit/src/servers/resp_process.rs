@@ -94,4 +94,8 @@ impl RespProcess {
     pub(super) fn log_tail(&self) -> String {
         self.process.log_tail()
     }
+
+    pub(super) fn log(&self) -> String {
+        self.process.log()
+    }
 }

@@ -108,6 +108,11 @@ impl SentinelServer {
     pub(crate) fn log_tail(&self) -> String {
         self.resp.log_tail()
     }
+
+    /// How many times the log says the sentinel entered TILT mode.
+    pub(crate) fn tilts(&self) -> usize {
+        self.resp.log().matches("+tilt").count()
+    }
 }
 
 /// A flat array of names and values as pairs.
