@@ -108,13 +108,9 @@ impl PgStatementFloor {
             .bind("floor")
             .fetch_one(connection)
             .await;
-        let row = match row {
-            Ok(row) => row,
-            Err(error) if contended(&error) => return Ok(Tried::Refused),
-            Err(error) => return Err(error.into()),
+        let Some(Found { fence, left, .. }) = outcome(row)? else {
+            return Ok(Tried::Refused);
         };
-        let fence: Option<i64> = row.try_get("fence")?;
-        let left: Option<i64> = row.try_get("remaining_us")?;
         Ok(match (fence, left) {
             (Some(_), _) => Tried::Granted,
             (None, Some(_)) => Tried::Refused,
@@ -145,13 +141,9 @@ impl PgStatementFloor {
             .bind(MARK_AHEAD_US)
             .fetch_one(connection)
             .await;
-        let row = match row {
-            Ok(row) => row,
-            Err(error) if contended(&error) => return Ok(Tried::Refused),
-            Err(error) => return Err(error.into()),
+        let Some(Found { row, fence, left }) = outcome(row)? else {
+            return Ok(Tried::Refused);
         };
-        let fence: Option<i64> = row.try_get("fence")?;
-        let left: Option<i64> = row.try_get("remaining_us")?;
         self.marked.store(row.try_get("marked")?, Ordering::Relaxed);
         Ok(match (fence, left) {
             (Some(_), _) => Tried::Granted,
@@ -176,6 +168,26 @@ impl PgStatementFloor {
         };
         Ok(query.fetch_optional(&mut *connection).await?)
     }
+}
+
+/// An acquire statement's row with its `fence` and `remaining_us`.
+struct Found {
+    row: PgRow,
+    fence: Option<i64>,
+    left: Option<i64>,
+}
+
+/// What an acquire statement returned; `None` when the server refused it for contention (a
+/// refused try).
+fn outcome(row: Result<PgRow, sqlx::Error>) -> BenchResult<Option<Found>> {
+    let row = match row {
+        Ok(row) => row,
+        Err(error) if contended(&error) => return Ok(None),
+        Err(error) => return Err(error.into()),
+    };
+    let fence: Option<i64> = row.try_get("fence")?;
+    let left: Option<i64> = row.try_get("remaining_us")?;
+    Ok(Some(Found { row, fence, left }))
 }
 
 /// What one try found.
