@@ -171,6 +171,32 @@ fn a_zookeeper_miss_within_the_node_floor_is_the_server_work_of_the_node() {
     );
 }
 
+/// When the floor itself reaches the goal, a miss within 10 % of that floor is distlock's own
+/// client work on top of it: the explanation must not put it on the server.
+#[test]
+fn a_miss_whose_floor_reaches_the_goal_is_put_on_the_client() {
+    let records = vec![
+        uncontended(Kind::Distlock("mysql").system(), "mysql", 4970.0),
+        uncontended(Kind::MySqlGetLock.system(), "mysql", 10000.0),
+        uncontended(Kind::MySqlStatementFloor.system(), "mysql", 5340.0),
+    ];
+    let goals = goals(&records);
+    let missed = goal(&goals, &["MySQL/MariaDB uncontended"]);
+    assert_eq!(missed.met, Some(false), "{missed:?}");
+    assert!(missed.why.contains("x0.93 of it"), "{missed:?}");
+    assert!(
+        !missed.why.contains("the server's work bounds it"),
+        "the floor reaches the goal, so the server's work does not bound distlock: {missed:?}"
+    );
+    assert!(
+        missed
+            .why
+            .contains("the floor reaches x0.53 of the peer (goal x0.5)")
+            && missed.why.contains("distlock's client work"),
+        "{missed:?}"
+    );
+}
+
 #[test]
 fn mysql_uncontended_misses_are_explained_by_the_statement_floor() {
     uncontended_miss_is_explained_by_the_own_floor(

@@ -154,13 +154,25 @@ fn explain_rate(
     setting: &str,
 ) -> String {
     let share = ours.ops_per_s / floor.ops_per_s;
-    let client = if share > 1.1 {
-        "above the floor: the server's work bounds it, not the client"
-    } else if share >= 0.9 {
-        "within 10 % of the floor: the server's work bounds it, not the client"
-    } else {
-        "the server does the same work faster for a simpler client: the gap is in distlock's \
-         round trips and client work, not the server"
+    // A floor that reaches the goal shows the server's work allows it: what distlock adds on
+    // top, however little, is the gap.
+    let floor_meets = theirs
+        .map(|peer| floor.ops_per_s / peer.ops_per_s)
+        .filter(|reach| spec.at_least && *reach >= spec.want);
+    let client = match floor_meets {
+        _ if share < 0.9 => "the server does the same work faster for a simpler client: the gap \
+                             is in distlock's round trips and client work, not the server"
+            .to_owned(),
+        Some(reach) => format!(
+            "the floor reaches x{} of the peer (goal x{}): the gap to the goal is distlock's \
+             client work on top of that server work",
+            ratio(reach, spec.want),
+            spec.want
+        ),
+        None if share > 1.1 => {
+            "above the floor: the server's work bounds it, not the client".to_owned()
+        }
+        None => "within 10 % of the floor: the server's work bounds it, not the client".to_owned(),
     };
     let floor_reach =
         theirs
