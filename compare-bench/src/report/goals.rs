@@ -159,20 +159,21 @@ fn explain_rate(
     let floor_meets = theirs
         .map(|peer| floor.ops_per_s / peer.ops_per_s)
         .filter(|reach| spec.at_least && *reach >= spec.want);
-    let client = match floor_meets {
-        _ if share < 0.9 => "the server does the same work faster for a simpler client: the gap \
-                             is in distlock's round trips and client work, not the server"
-            .to_owned(),
-        Some(reach) => format!(
+    let client = if share < 0.9 {
+        "the server does the same work faster for a simpler client: the gap is in distlock's \
+         round trips and client work, not the server"
+            .to_owned()
+    } else if let Some(reach) = floor_meets {
+        format!(
             "the floor reaches x{} of the peer (goal x{}): the gap to the goal is distlock's \
              client work on top of that server work",
             ratio(reach, spec.want),
             spec.want
-        ),
-        None if share > 1.1 => {
-            "above the floor: the server's work bounds it, not the client".to_owned()
-        }
-        None => "within 10 % of the floor: the server's work bounds it, not the client".to_owned(),
+        )
+    } else if share > 1.1 {
+        "above the floor: the server's work bounds it, not the client".to_owned()
+    } else {
+        "within 10 % of the floor: the server's work bounds it, not the client".to_owned()
     };
     let floor_reach =
         theirs
