@@ -288,3 +288,48 @@ fn a_grant_on_a_runtime_that_shut_down_does_not_hang() {
         .expect("a grant on a runtime that shut down hung");
     assert!(matches!(granted, Some(Ok(true))), "{granted:?}");
 }
+
+/// A hold whose release and renewals the server grants at once.
+#[derive(Debug)]
+struct AtOnce;
+
+#[async_trait]
+impl HeldLock for AtOnce {
+    async fn release(&self) -> lock_core::Result<bool> {
+        Ok(true)
+    }
+
+    async fn renew(&self, _lease: Duration) -> lock_core::Result<bool> {
+        Ok(true)
+    }
+}
+
+/// One lock taken and released over and over, the scheduler task running between a release
+/// and the next grant: the task, which may live on another thread, is not woken for each
+/// grant, since each new hold falls due after the one its timer is already set for. A hold
+/// due before that timer still wakes it, and is lost on time.
+#[tokio::test(start_paused = true)]
+async fn one_lock_taken_over_and_over_does_not_wake_the_scheduler_each_time() {
+    let leases = Leases::default();
+    let options = lease(30_000, true);
+    let held: Arc<dyn HeldLock> = Arc::new(AtOnce);
+    let name = LockName::new("again/and/again").expect("name");
+    for _ in 0..200 {
+        let guard = Grant::new(1, Arc::clone(&held), Instant::now());
+        let guard = guard.into_guard(name.clone(), "test", &options, &leases);
+        guard.release().await.expect("release");
+        tokio::task::yield_now().await;
+    }
+    let runs = leases.scheduler_runs();
+    assert!(
+        runs <= 3,
+        "200 grants woke the lease scheduler {runs} times"
+    );
+    let short = Grant::new(2, held, Instant::now());
+    let short = short.into_guard(name, "test", &lease(300, false), &leases);
+    let lost = tokio::time::timeout(Duration::from_secs(1), short.lost().cancelled());
+    assert!(
+        lost.await.is_ok(),
+        "a hold due before the timer was never lost"
+    );
+}

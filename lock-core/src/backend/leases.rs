@@ -58,8 +58,15 @@ struct Table {
     timeline: BTreeSet<(Instant, u64)>,
     /// What the task's timer is set for; `None` while it waits only to be woken.
     armed: Option<Instant>,
+    /// The latest time any hold was timed for. Once the last hold goes, the task's timer
+    /// stays set for it: the next hold, due later as a rule, then needs no wake-up. Without
+    /// it, a service taking and releasing one lock at a time would wake the task (another
+    /// thread, often) for nearly every grant, whenever the task ran after the release.
+    horizon: Option<Instant>,
     running: bool,
     next_id: u64,
+    /// How many times the task looked at the table.
+    runs: u64,
 }
 
 struct Entry {
@@ -74,6 +81,13 @@ pub(crate) struct Registration {
 }
 
 impl Leases {
+    /// How many times the scheduler task has looked at its holds (woken or timed): a
+    /// diagnostic of how often the service's lease keeping costs a task run.
+    #[doc(hidden)]
+    pub fn scheduler_runs(&self) -> u64 {
+        self.shared.table().runs
+    }
+
     /// Starts watching a hold.
     pub(crate) fn watch(&self, watch: Watch) -> Registration {
         let shared = Arc::clone(&self.shared);
@@ -144,6 +158,7 @@ impl Shared {
         let mut renewals = Vec::new();
         let mut losses = Vec::new();
         let mut table = self.table();
+        table.runs += 1;
         while let Some(&(at, id)) = table.timeline.first() {
             if at > now {
                 break;
@@ -159,7 +174,8 @@ impl Shared {
         let flights: Vec<(u64, Renewal)> = (renewals.iter().chain(&early))
             .filter_map(|&(id, length)| Some((id, table.renewal(id, length, now)?)))
             .collect();
-        table.armed = table.timeline.first().map(|&(at, _)| at);
+        let horizon = table.horizon.filter(|&at| at > now);
+        table.armed = table.timeline.first().map(|&(at, _)| at).or(horizon);
         let armed = table.armed;
         drop(table);
         if !flights.is_empty() {
@@ -204,7 +220,7 @@ impl Table {
                 if let Some(entry) = self.watches.get_mut(&id) {
                     entry.due = Some(now);
                 }
-                self.timeline.insert((now, id));
+                self.timed(now, id);
                 now
             }
             None => return,
@@ -224,9 +240,15 @@ impl Table {
         let due = entry.watch.due(now);
         if let Due::Until(at) = due {
             entry.due = Some(at);
-            self.timeline.insert((at, id));
+            self.timed(at, id);
         }
         Some(due)
+    }
+
+    /// Puts watch `id` on the timeline at `at`.
+    fn timed(&mut self, at: Instant, id: u64) {
+        self.timeline.insert((at, id));
+        self.horizon = self.horizon.max(Some(at));
     }
 
     /// The holds to renew now beside `due`, the renewals due now: those whose own renewal
