@@ -88,6 +88,17 @@ impl LostCause {
     }
 }
 
+/// Whether a `debug` span of the engine, the lease scheduler or the guard can reach anyone: a
+/// `tracing` subscriber that may enable `debug`, or, with none installed, a `log` logger at
+/// `debug` (tracing's `log` compatibility, which another crate in the build may switch on).
+/// When neither can, those spans are [`Span::none`](tracing::Span::none): a disabled span
+/// still evaluates its fields and, with the compatibility on, asks `log` on every record,
+/// enter and exit, which every acquisition and release would pay for nothing.
+pub(crate) fn debug_spans() -> bool {
+    tracing::level_enabled!(tracing::Level::DEBUG)
+        || (!tracing::dispatcher::has_been_set() && log::max_level() >= log::LevelFilter::Debug)
+}
+
 /// Records an acquisition's end.
 pub(crate) fn acquisition(backend: &'static str, outcome: Outcome, waited: Duration) {
     #[cfg(feature = "metrics")]

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use tokio::time::Instant;
-use tracing::Instrument;
 use tracing::field::Empty;
+use tracing::{Instrument, Span};
 
 use crate::backend::cleanup::ArmedAttempt;
 use crate::backend::{Busy, Deadline, LockSteps, Try};
@@ -40,18 +40,26 @@ pub async fn acquire<S: LockSteps>(
             .context(steps.backend(), "acquire", name)
     };
     options.validate().map_err(context)?;
-    let span = tracing::debug_span!(
-        "distlock.acquire",
-        backend = steps.backend(),
-        lock = %name,
-        wait = ?options.wait,
-        outcome = Empty,
-        error = Empty,
-        tries = Empty,
-        fencing_token = Empty,
-    );
+    let span = if telemetry::debug_spans() {
+        tracing::debug_span!(
+            "distlock.acquire",
+            backend = steps.backend(),
+            lock = %name,
+            wait = ?options.wait,
+            outcome = Empty,
+            error = Empty,
+            tries = Empty,
+            fencing_token = Empty,
+        )
+    } else {
+        Span::none()
+    };
     let started = Instant::now();
-    let outcome = run(steps, name, options).instrument(span.clone()).await;
+    let mut tries = 0_u32;
+    let outcome = run(steps, name, options, &mut tries)
+        .instrument(span.clone())
+        .await;
+    span.record("tries", tries);
     let ended = match &outcome {
         Ok(Some(guard)) => {
             span.record("fencing_token", guard.fencing_token());
@@ -68,23 +76,23 @@ pub async fn acquire<S: LockSteps>(
     outcome.map_err(context)
 }
 
+/// The tries of [`acquire`]; `tries` counts them.
 async fn run<S: LockSteps>(
     steps: &Arc<S>,
     name: &LockName,
     options: &AcquireOptions,
+    tries: &mut u32,
 ) -> Result<Option<LockGuard>> {
     let deadline = Deadline::after(options.wait);
     let window = steps.cleanup_window(options);
     let mut armed = ArmedAttempt::new(steps, steps.begin(name, options), window);
     let mut polls = 0_u32;
-    let mut tries = 0_u32;
     loop {
-        tries = tries.saturating_add(1);
+        *tries = tries.saturating_add(1);
         // An error returns with the attempt still armed: its drop cleans up in the background.
         let busy = match steps.try_once(armed.attempt()).await? {
             Try::Granted(grant) => {
                 armed.disarm();
-                tracing::Span::current().record("tries", tries);
                 return Ok(Some(grant.into_guard(
                     name.clone(),
                     steps.backend(),
@@ -96,7 +104,6 @@ async fn run<S: LockSteps>(
         };
         let now = Instant::now();
         if deadline.passed(now) {
-            tracing::Span::current().record("tries", tries);
             match steps.abandon(armed.attempt()).await {
                 Ok(()) => armed.disarm(),
                 Err(error) => {

@@ -139,13 +139,17 @@ impl Lease {
         sending: Sending,
     ) -> Result<bool> {
         let _turn = self.renewing.lock().await;
-        let span = tracing::debug_span!(
-            "distlock.renew",
-            backend = self.backend,
-            lock = %self.handle.name(),
-            fencing_token = self.handle.fencing_token(),
-            outcome = tracing::field::Empty,
-        );
+        let span = if telemetry::debug_spans() {
+            tracing::debug_span!(
+                "distlock.renew",
+                backend = self.backend,
+                lock = %self.handle.name(),
+                fencing_token = self.handle.fencing_token(),
+                outcome = tracing::field::Empty,
+            )
+        } else {
+            tracing::Span::none()
+        };
         let sent = Instant::now();
         let answer = match sending {
             Sending::Gathered => held.renew(length).instrument(span.clone()).await,
