@@ -256,6 +256,7 @@ impl LockSteps for SqlSteps {
         });
         // A time the server cannot wait (a fraction of a second, on MySQL) is waited here.
         let placed = attempt.entry.placed();
+        let mut until = until;
         if let Some(bell) = attempt
             .bell
             .as_mut()
@@ -264,6 +265,7 @@ impl LockSteps for SqlSteps {
             let name_it = attempt.named != Some(bell.id());
             let (name, entry) = (attempt.name.as_str(), attempt.entry.id);
             match bell.park(name, entry, attempt.owner, sleep, name_it).await {
+                Ok(Woken::RolledBack) => {}
                 Ok(woken) => {
                     attempt.named = Some(bell.id());
                     attempt.woken = Some(woken);
@@ -271,11 +273,14 @@ impl LockSteps for SqlSteps {
                 }
                 Err(error) => {
                     // Spent: closed when dropped. The entry names it until refreshed, and a
-                    // release that rings it rings nobody; this wait reads the line instead.
+                    // release that rings it rings nobody.
                     tracing::debug!(%error, "the parked connection failed");
                     attempt.bell = None;
                 }
             }
+            // No release rings this wait, and one may grant this acquisition the lock
+            // meanwhile: read the line again at its pace, not after a whole park.
+            until = until.at_most(Instant::now(), attempt.pace.next(0));
         }
         let (name, entry) = (attempt.name.as_str(), Some(attempt.entry.id));
         if let Some(fence) = attempt.waiter.wait_turn(name, entry, until).await {

@@ -10,6 +10,8 @@ mod grant_statement;
 mod handoff;
 #[path = "mysql/parking.rs"]
 mod parking;
+#[path = "mysql/rolled_back.rs"]
+mod rolled_back;
 
 use std::sync::{Arc, OnceLock};
 

@@ -108,6 +108,7 @@ mod none {
         Turn,
         Rung,
         SleptOut,
+        RolledBack,
     }
 
     #[derive(Debug)]

@@ -23,8 +23,8 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlConnection};
 use sqlx::{AssertSqlSafe, Connection, SqlSafeStr, SqlStr};
 
 use super::anchor::Anchor;
-use super::number;
 use super::park_time::park_seconds;
+use super::{contended, number};
 use crate::db::Owner;
 use crate::error::{SqlError, timed};
 
@@ -78,6 +78,11 @@ pub(crate) enum Woken {
     Rung,
     /// It slept the whole time.
     SleptOut,
+    /// The server rolled the statement naming the connection back for contention (a
+    /// deadlock or a lock wait timeout among the line's statements) before the park began:
+    /// the entry does not name this connection, so no release rings it. The connection is
+    /// sound; the next park names it again.
+    RolledBack,
 }
 
 impl Sleepers {
@@ -297,6 +302,10 @@ impl Bell {
                 Err(SqlError::Sqlx(error)) if number(&error) == Some(INTERRUPTED) => {
                     self.settled = true;
                     return Ok(Woken::Rung);
+                }
+                Err(SqlError::Sqlx(error)) if contended(&error) => {
+                    self.settled = true;
+                    return Ok(Woken::RolledBack);
                 }
                 other => other.map(drop)?,
             }
