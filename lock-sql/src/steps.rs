@@ -273,9 +273,11 @@ impl LockSteps for SqlSteps {
                 }
                 Err(error) => {
                     // Spent: closed when dropped. The entry names it until refreshed, and a
-                    // release that rings it rings nobody.
+                    // release that rings it rings nobody. This acquisition reads the line
+                    // from now on; the service's next one parks a new connection.
                     tracing::debug!(%error, "the parked connection failed");
                     attempt.bell = None;
+                    attempt.unparked = true;
                 }
             }
             // No release rings this wait, and one may grant this acquisition the lock
