@@ -243,17 +243,13 @@ impl LockGuard {
         };
         telemetry::hold_ended(self.lease.backend(), self.granted.elapsed());
         let was_lost = self.is_lost();
-        let span = if telemetry::debug_spans() {
-            tracing::debug_span!(
-                "distlock.release",
-                backend = self.lease.backend(),
-                lock = %self.name(),
-                fencing_token = self.fencing_token(),
-                outcome = tracing::field::Empty,
-            )
-        } else {
-            tracing::Span::none()
-        };
+        let span = telemetry::debug_span_if_seen!(
+            "distlock.release",
+            backend = self.lease.backend(),
+            lock = %self.name(),
+            fencing_token = self.fencing_token(),
+            outcome = tracing::field::Empty,
+        );
         // Runs inline (no task hop on the hot path); dropped half-way, it is redone in the
         // background by this guard.
         let mut unfinished = ReleaseIfDropped(Some(Arc::clone(&held)));

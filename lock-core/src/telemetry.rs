@@ -99,6 +99,19 @@ pub(crate) fn debug_spans() -> bool {
         || (!tracing::dispatcher::has_been_set() && log::max_level() >= log::LevelFilter::Debug)
 }
 
+/// `tracing::debug_span!` with the same arguments when [`debug_spans`] says someone can see
+/// it, else [`Span::none`](tracing::Span::none): the one place that choice is made.
+macro_rules! debug_span_if_seen {
+    ($($arg:tt)*) => {
+        if $crate::telemetry::debug_spans() {
+            tracing::debug_span!($($arg)*)
+        } else {
+            tracing::Span::none()
+        }
+    };
+}
+pub(crate) use debug_span_if_seen;
+
 /// Records an acquisition's end.
 pub(crate) fn acquisition(backend: &'static str, outcome: Outcome, waited: Duration) {
     #[cfg(feature = "metrics")]

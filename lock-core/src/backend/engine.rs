@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use tokio::time::Instant;
+use tracing::Instrument;
 use tracing::field::Empty;
-use tracing::{Instrument, Span};
 
 use crate::backend::cleanup::ArmedAttempt;
 use crate::backend::{Busy, Deadline, LockSteps, Try};
@@ -40,20 +40,16 @@ pub async fn acquire<S: LockSteps>(
             .context(steps.backend(), "acquire", name)
     };
     options.validate().map_err(context)?;
-    let span = if telemetry::debug_spans() {
-        tracing::debug_span!(
-            "distlock.acquire",
-            backend = steps.backend(),
-            lock = %name,
-            wait = ?options.wait,
-            outcome = Empty,
-            error = Empty,
-            tries = Empty,
-            fencing_token = Empty,
-        )
-    } else {
-        Span::none()
-    };
+    let span = telemetry::debug_span_if_seen!(
+        "distlock.acquire",
+        backend = steps.backend(),
+        lock = %name,
+        wait = ?options.wait,
+        outcome = Empty,
+        error = Empty,
+        tries = Empty,
+        fencing_token = Empty,
+    );
     let started = Instant::now();
     let mut tries = 0_u32;
     let outcome = run(steps, name, options, &mut tries)

@@ -139,17 +139,13 @@ impl Lease {
         sending: Sending,
     ) -> Result<bool> {
         let _turn = self.renewing.lock().await;
-        let span = if telemetry::debug_spans() {
-            tracing::debug_span!(
-                "distlock.renew",
-                backend = self.backend,
-                lock = %self.handle.name(),
-                fencing_token = self.handle.fencing_token(),
-                outcome = tracing::field::Empty,
-            )
-        } else {
-            tracing::Span::none()
-        };
+        let span = telemetry::debug_span_if_seen!(
+            "distlock.renew",
+            backend = self.backend,
+            lock = %self.handle.name(),
+            fencing_token = self.handle.fencing_token(),
+            outcome = tracing::field::Empty,
+        );
         let sent = Instant::now();
         let answer = match sending {
             Sending::Gathered => held.renew(length).instrument(span.clone()).await,
