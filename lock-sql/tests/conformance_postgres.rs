@@ -11,6 +11,8 @@ mod blocking;
 mod fairness;
 #[path = "postgres/handoff.rs"]
 mod handoff;
+#[path = "postgres/known_row.rs"]
+mod known_row;
 #[path = "postgres/leaving.rs"]
 mod leaving;
 #[path = "postgres/quiet_release.rs"]

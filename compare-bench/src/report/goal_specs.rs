@@ -90,14 +90,19 @@ const ZK_NODE_FLOOR: Pick = row("latency", 1, &["labelled node floor"]);
 const ZK_RECIPE_QUEUE_FLOOR: Pick = row("contention", 32, &["recipe floor"]);
 /// distlock's own PostgreSQL statements from a bare client: the server work of distlock's pair.
 /// Its release was `release.sql` in runs before `release_alone.sql` existed, and its first try
-/// `acquire_first.sql` in runs before `acquire_free.sql` did.
+/// `acquire_first.sql` in runs before `acquire_free.sql` did, and `acquire_free.sql` in runs
+/// before `acquire_row.sql` did.
 const PG_STATEMENT_FLOOR: Pick = row("latency", 1, PG_STATEMENTS);
 /// The same statements from 32 bare clients that wait in line as distlock's acquisitions do (a
 /// waiter entry with grant terms, a listener that hears the grant): the server work of
 /// distlock's contended grants, served in arrival order.
 const PG_STATEMENT_LINE_FLOOR: Pick = row("contention", 32, PG_STATEMENTS);
 /// The PostgreSQL statement floor's name, in this run or an earlier one.
-const PG_STATEMENTS: &[&str] = &["acquire_free.sql/release", "acquire_first.sql/release"];
+const PG_STATEMENTS: &[&str] = &[
+    "acquire_row.sql/release",
+    "acquire_free.sql/release",
+    "acquire_first.sql/release",
+];
 /// distlock's own MySQL/MariaDB statements from a bare client: the server work of its pair.
 /// The PostgreSQL floor has the same file names: the backend tells them apart.
 const MYSQL_STATEMENT_FLOOR: Pick = row("latency", 1, &["release.sql floor"]);

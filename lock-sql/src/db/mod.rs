@@ -325,6 +325,18 @@ impl Db {
         }
     }
 
+    /// How many first tries on names not marked for waiters were sent as each statement,
+    /// where a first try picks one of two (PostgreSQL: `acquire_free.sql`, `acquire_row.sql`).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub(crate) fn first_try_statements(&self) -> Option<[u64; 2]> {
+        match self {
+            #[cfg(feature = "postgres")]
+            Db::Postgres(db) => Some(db.first_try_statements()),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
     /// Used by the test hook `SqlLock::sever` only.
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) async fn sever(&self, name: &str) -> Result<bool, SqlError> {

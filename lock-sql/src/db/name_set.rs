@@ -1,7 +1,8 @@
 //! A bounded set of lock names, for what a service learned about a name and acts on next time:
-//! MySQL/MariaDB remembers the lock rows it saw exist (a try on one takes the row over with an
-//! `UPDATE`), PostgreSQL the names it found marked for waiters (the next try or release of one
-//! goes straight to the statement that reads the line or hands the lock over). Only speed
+//! MySQL/MariaDB and PostgreSQL remember the lock rows they saw exist (a try on one takes the
+//! row over with an `UPDATE`), PostgreSQL also the names it found marked for waiters (the next
+//! try or release of one goes straight to the statement that reads the line or hands the lock
+//! over). Only speed
 //! depends on it: a name missing or remembered wrongly costs one statement more, never a wrong
 //! outcome.
 

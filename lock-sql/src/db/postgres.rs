@@ -35,6 +35,11 @@ const CONTENDED: [&str; 3] = ["40001", "40P01", "55P03"];
 const ALONE: usize = 0;
 const FULL: usize = 1;
 
+/// The first-try statements, as [`PgDb::first_try_statements`] counts them: `acquire_free.sql`
+/// and `acquire_row.sql`.
+const UPSERT: usize = 0;
+const ROW: usize = 1;
+
 /// SQLSTATE of a statement refused for want of a privilege.
 const INSUFFICIENT_PRIVILEGE: &str = "42501";
 
@@ -53,6 +58,14 @@ pub(crate) struct PgDb {
     /// entry may be live): their first tries and releases send the statements that read the
     /// line at once, rather than trying `acquire_free.sql` or `release_alone.sql` first.
     marked: NameSet,
+    /// The names whose lock row this service saw exist: distlock never deletes a lock row, so
+    /// a first try on one takes the row over with a plain `UPDATE` (`acquire_row.sql`), which
+    /// the server runs for less than the upsert (`acquire_free.sql`) a row never seen needs. A
+    /// row deleted behind our back (by an administrator) is found missing and forgotten.
+    known_rows: NameSet,
+    /// First tries sent: `acquire_free.sql`, `acquire_row.sql`.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    first_tries: [AtomicU64; 2],
     /// Statements sent by releases: `release_alone.sql`, `release.sql`.
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     release_sent: [AtomicU64; 2],
@@ -64,6 +77,7 @@ struct Statements {
     acquire: sqlx::SqlStr,
     acquire_first: sqlx::SqlStr,
     acquire_free: sqlx::SqlStr,
+    acquire_row: sqlx::SqlStr,
     release: sqlx::SqlStr,
     release_alone: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
@@ -119,6 +133,11 @@ impl PgDb {
                 table,
                 "",
             ),
+            acquire_row: statement(
+                include_str!("../../sql/postgres/acquire_row.sql"),
+                table,
+                "",
+            ),
             release: statement(include_str!("../../sql/postgres/release.sql"), table, ""),
             release_alone: statement(
                 include_str!("../../sql/postgres/release_alone.sql"),
@@ -160,6 +179,8 @@ impl PgDb {
             timeout: config.service.operation_timeout,
             sql,
             marked: NameSet::default(),
+            known_rows: NameSet::default(),
+            first_tries: Default::default(),
             release_sent: Default::default(),
         })
     }
@@ -266,6 +287,15 @@ impl PgDb {
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) fn release_statements(&self) -> [u64; 2] {
         self.release_sent
+            .each_ref()
+            .map(|sent| sent.load(Ordering::Relaxed))
+    }
+
+    /// How many first tries this service sent on names not marked for waiters:
+    /// `acquire_free.sql`, `acquire_row.sql`.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub(crate) fn first_try_statements(&self) -> [u64; 2] {
+        self.first_tries
             .each_ref()
             .map(|sent| sent.load(Ordering::Relaxed))
     }

@@ -30,6 +30,15 @@ impl SqlLock {
         self.inner().db.release_statements()
     }
 
+    /// How many first tries this service's acquisitions sent on names not marked for waiters,
+    /// on PostgreSQL, where such a try sends `acquire_free.sql` (the upsert) or, on a lock row
+    /// the service saw exist, `acquire_row.sql` (an `UPDATE`), followed by the first when it
+    /// finds the row gone: `[acquire_free.sql, acquire_row.sql]`; `None` elsewhere.
+    #[doc(hidden)]
+    pub fn first_try_statements(&self) -> Option<[u64; 2]> {
+        self.inner().db.first_try_statements()
+    }
+
     /// Ends the current hold on `name` behind its holder's back, keeping the fencing counter.
     #[doc(hidden)]
     pub async fn sever(&self, name: impl lock_core::IntoLockName) -> Result<bool> {

@@ -1,20 +1,22 @@
 //! One try on PostgreSQL: which acquire statement it sends, and what that statement found.
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use sqlx::Row;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgRow;
 
-use super::{MICROSECOND, PgDb, contended};
+use super::{MICROSECOND, PgDb, ROW, UPSERT, contended};
 use crate::db::{Attempt, Owner, Waiting, fence, remaining, settle, whole};
 use crate::error::{SqlError, timed};
 use crate::waiting::{ENTRY_LIFETIME, MARK_AHEAD};
 
 impl PgDb {
     /// One round trip when the lock is free and nobody waits: the first try of an acquisition,
-    /// on a name this service has not found marked for waiters, sends `acquire_free.sql`, which
-    /// reads neither the waiters table nor the line. When that finds the lock held and the
+    /// on a name this service has not found marked for waiters, sends `acquire_row.sql` when
+    /// it saw the name's lock row exist, else `acquire_free.sql` (see [`Self::first_try`]);
+    /// neither reads the waiters table nor the line. When that finds the lock held and the
     /// acquisition will wait, or the row marked for waiters, `acquire_first.sql` follows, which
     /// reads the line and places the entry; later tries send `acquire.sql`. A name found marked
     /// is remembered until a statement finds its mark passed, and its first tries go straight
@@ -30,13 +32,8 @@ impl PgDb {
     ) -> Result<Attempt, SqlError> {
         let lease_us = whole(lease, MICROSECOND);
         if !waiting.placed && !self.marked.contains(name) {
-            let query = sqlx::query(self.sql.acquire_free.clone())
-                .bind(name)
-                .bind(owner.as_bytes())
-                .bind(lease_us)
-                .bind(label);
-            let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
-            let Some(row) = outcome(conn, result)? else {
+            let grant = (owner, lease_us, label);
+            let Some(row) = self.first_try(conn, name, grant).await? else {
                 return Ok(Attempt::Contended);
             };
             let held = match found(&row)? {
@@ -76,6 +73,53 @@ impl PgDb {
             Found::Granted(fence) => Attempt::Granted(fence),
             Found::Held(left) => Attempt::Held(left),
         })
+    }
+}
+
+impl PgDb {
+    /// The row of a first try that reads no line: `acquire_row.sql` on a lock row this
+    /// service saw exist, and `acquire_free.sql` on any other, or after `acquire_row.sql`
+    /// found the row gone; `None` when the server rolled the statement back for contention.
+    async fn first_try(
+        &self,
+        conn: &mut PoolConnection<sqlx::Postgres>,
+        name: &str,
+        grant: (Owner, i64, &str),
+    ) -> Result<Option<PgRow>, SqlError> {
+        if self.known_rows.contains(name) {
+            match self.send_first_try(conn, ROW, name, grant).await? {
+                Some(row) if !row.try_get::<bool, _>("present")? => self.known_rows.forget(name),
+                row => return Ok(row),
+            }
+        }
+        let row = self.send_first_try(conn, UPSERT, name, grant).await?;
+        if row.is_some() {
+            self.known_rows.insert(name);
+        }
+        Ok(row)
+    }
+
+    /// Sends the first-try statement of `kind`, [`ROW`] or [`UPSERT`]; its row, `None` when
+    /// the server rolled it back for contention.
+    async fn send_first_try(
+        &self,
+        conn: &mut PoolConnection<sqlx::Postgres>,
+        kind: usize,
+        name: &str,
+        (owner, lease_us, label): (Owner, i64, &str),
+    ) -> Result<Option<PgRow>, SqlError> {
+        self.first_tries[kind].fetch_add(1, Ordering::Relaxed);
+        let sql = match kind {
+            ROW => &self.sql.acquire_row,
+            _ => &self.sql.acquire_free,
+        };
+        let query = sqlx::query(sql.clone())
+            .bind(name)
+            .bind(owner.as_bytes())
+            .bind(lease_us)
+            .bind(label);
+        let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
+        outcome(conn, result)
     }
 }
 

@@ -1,0 +1,84 @@
+//! A PostgreSQL first try on a lock row the service saw exist takes it over with a plain
+//! `UPDATE` (`acquire_row.sql`) instead of the upsert (`acquire_free.sql`), and reports a held
+//! lock as the upsert does. A row deleted behind the service's back is inserted again by the
+//! upsert, one statement later, with a larger fencing token.
+
+use lock_core::DistributedLockExt;
+use lock_sql::SqlLock;
+use sqlx::PgPool;
+
+use crate::support::line::service;
+use crate::support::{SqlTarget, unique};
+
+/// Pairs the case makes on the known row.
+const PAIRS: u64 = 20;
+
+fn target() -> Option<SqlTarget> {
+    crate::url().map(SqlTarget::plain)
+}
+
+/// The first tries `lock` sent since `before`: `[acquire_free.sql, acquire_row.sql]`.
+fn tries_since(lock: &SqlLock, before: [u64; 2]) -> [u64; 2] {
+    let now = lock.first_try_statements().expect("counted on PostgreSQL");
+    [now[0] - before[0], now[1] - before[1]]
+}
+
+/// One uncontended pair on `name`: its fencing token and the first tries it sent.
+async fn pair(lock: &SqlLock, name: &lock_core::LockName) -> (u64, [u64; 2]) {
+    let before = lock.first_try_statements().expect("counted");
+    let guard = lock.try_acquire(name).await.expect("try").expect("free");
+    let fence = guard.fencing_token();
+    guard.release().await.expect("release");
+    (fence, tries_since(lock, before))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_known_row_is_updated_and_a_deleted_one_is_inserted_again() {
+    let Some(target) = target() else { return };
+    let name = unique("known/row");
+    let lock = service(&target).await;
+    let (mut last, sent) = pair(&lock, &name).await;
+    assert_eq!(sent, [1, 0], "the first pair on a name never seen");
+    for round in 0..PAIRS {
+        let (fence, sent) = pair(&lock, &name).await;
+        assert_eq!(sent, [0, 1], "round {round}: a pair on a known row");
+        assert!(fence > last, "round {round}: fence {fence} after {last}");
+        last = fence;
+    }
+    let admin = PgPool::connect(&target.url).await.expect("admin pool");
+    sqlx::query("DELETE FROM distlock_locks WHERE name = $1")
+        .bind(name.as_str())
+        .execute(&admin)
+        .await
+        .expect("delete the row");
+    let (fence, sent) = pair(&lock, &name).await;
+    assert_eq!(sent, [1, 1], "the pair that finds the known row gone");
+    assert!(fence > last, "fence {fence} after the row's {last}");
+    assert_eq!(pair(&lock, &name).await.1, [0, 1], "known again");
+}
+
+/// A service that knows the row is refused while another holds the lock, with the holder's
+/// lease; its blocking acquisition is granted once the holder releases, with a larger token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_held_known_row_is_refused_and_waited_for() {
+    let Some(target) = target() else { return };
+    let name = unique("known/held");
+    let (holder, waiter) = (service(&target).await, service(&target).await);
+    pair(&waiter, &name).await;
+    let guard = holder.try_acquire(&name).await.expect("try").expect("free");
+    let before = waiter.first_try_statements().expect("counted");
+    let refused = waiter.try_acquire(&name).await.expect("try");
+    assert!(refused.is_none(), "granted a lock another holds");
+    assert_eq!(tries_since(&waiter, before), [0, 1], "the refused try");
+    let waiting = tokio::spawn({
+        let (waiter, name) = (waiter.clone(), name.clone());
+        async move { waiter.acquire(&name).await.expect("acquire") }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(!waiting.is_finished(), "granted while the lock is held");
+    let fence = guard.fencing_token();
+    guard.release().await.expect("release");
+    let granted = waiting.await.expect("waiter task");
+    assert!(granted.fencing_token() > fence, "the waiter's fence");
+    granted.release().await.expect("release");
+}
