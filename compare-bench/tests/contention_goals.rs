@@ -9,7 +9,8 @@ use support::{at_32, goal, uncontended};
 /// PostgreSQL's 32-client goals are explained by distlock's own statements sent from 32 bare
 /// clients that wait in line on listeners as distlock does, not by the bare `pg_notify`
 /// handoff, which does none of the line's server work: when even that floor falls short of the
-/// goal's ratio to the peer, the explanation says so.
+/// goal's ratio to the peer, the explanation says so, and a bare handoff that reaches the goal
+/// is cited as no bound.
 #[test]
 fn postgres_contention_misses_are_explained_by_the_statement_floor_in_line() {
     let ours = Kind::Distlock("postgres").system();
@@ -24,10 +25,13 @@ fn postgres_contention_misses_are_explained_by_the_statement_floor_in_line() {
     let goals = goals(&records);
     let advisory = goal(&goals, &["pg_advisory_lock"]);
     assert_eq!(advisory.met, Some(false), "{advisory:?}");
-    // The floor reaches 1600 / 5000 = 0.32 of the peer, below the goal's 0.5.
+    // The floor reaches 1600 / 5000 = 0.32 of the peer, below the goal's 0.5; the bare
+    // wake-up (2500 / 5000) reaches the goal, so it is no bound: the statements are the gap.
+    let floor = format!("floor: {} 1600 pairs/s", Kind::PgStatementFloor.system());
+    assert!(advisory.why.starts_with(&floor), "{advisory:?}");
     assert!(
-        advisory.why.contains(&Kind::PgStatementFloor.system())
-            && !advisory.why.contains(&Kind::PgNotifyFloor.system()),
+        advisory.why.contains("the wake-up allows the goal")
+            && !advisory.why.contains("no handoff woken that way"),
         "{advisory:?}"
     );
     assert!(
@@ -144,6 +148,39 @@ fn mysql_contention_misses_are_explained_by_the_statement_floor_in_line() {
             && pairs.why.contains("reaches only x0.27 of the peer"),
         "{pairs:?}"
     );
+}
+
+/// MySQL's 32-client goal also cites the bare `KILL QUERY` handoff, the wake-up its design rests
+/// on: as the bound of any handoff woken that way when it falls short of the goal, and as proof
+/// that the lock's work around each handoff is the gap when it reaches it.
+#[test]
+fn mysql_contention_misses_say_whether_the_bare_interrupt_reaches_the_goal() {
+    assert!(Kind::MySqlKillFloor.contends() && !Kind::MySqlKillFloor.uncontended());
+    for (bare, said) in [
+        (
+            6000.0,
+            "reaches only x0.40 of the peer: no handoff woken that way",
+        ),
+        (
+            9000.0,
+            "reaches x0.60 of the peer (goal x0.5): the wake-up allows the goal",
+        ),
+    ] {
+        let records = vec![
+            at_32(Kind::Distlock("mysql").system(), "mysql", 1000.0, 0.0),
+            at_32(Kind::MySqlGetLock.system(), "mysql", 15_000.0, 0.0),
+            at_32(Kind::MySqlStatementFloor.system(), "mysql", 1050.0, 0.0),
+            at_32(Kind::MySqlKillFloor.system(), "mysql", bare, 0.0),
+        ];
+        let goals = goals(&records);
+        let pairs = goal(&goals, &["MySQL/MariaDB 32 clients"]);
+        assert_eq!(pairs.met, Some(false), "{pairs:?}");
+        let cited = format!("the bare wake-up alone ({}", Kind::MySqlKillFloor.system());
+        assert!(
+            pairs.why.contains(&cited) && pairs.why.contains(said),
+            "{pairs:?}"
+        );
+    }
 }
 
 /// ZooKeeper's 32-client goal is explained by the recipe floor of the same sweep: 32 bare

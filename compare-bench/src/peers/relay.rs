@@ -33,7 +33,7 @@ impl Relay {
 
     /// Takes the relay when nobody holds it (`true`); otherwise queues `id` (`false`), and the
     /// client waits for its wake-up.
-    fn take_or_queue(&self, id: usize) -> bool {
+    pub fn take_or_queue(&self, id: usize) -> bool {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.0 {
             state.1.push_back(id);

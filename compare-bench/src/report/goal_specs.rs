@@ -110,6 +110,8 @@ const MYSQL_STATEMENT_FLOOR: Pick = row("latency", 1, &["release.sql floor"]);
 /// (a waiter entry, then a parked connection that the release interrupts): the server work of
 /// distlock's contended grants, served in arrival order.
 const MYSQL_STATEMENT_LINE_FLOOR: Pick = row("contention", 32, &["release.sql floor"]);
+/// One `KILL QUERY` per handoff to 32 clients that each park a connection of their own.
+const MYSQL_KILL_FLOOR: Pick = row("contention", 32, &["kill query handoff floor"]);
 /// One `pg_notify` per handoff to 32 clients that each listen on a connection of their own.
 const PG_NOTIFY_FLOOR: Pick = row("contention", 32, &["pg_notify handoff floor"]);
 /// One `PUBLISH` per handoff to 32 clients that each subscribe to a channel of their own.
@@ -287,7 +289,8 @@ pub const SPECS: [Spec; 21] = [
         PAIRS,
         0.5,
         MYSQL_STATEMENT_LINE_FLOOR,
-    ),
+    )
+    .woken_by(MYSQL_KILL_FLOOR),
     bound(
         "redis",
         "Redis, 100,000 held locks: client memory <= 1 KiB per lock",

@@ -46,6 +46,9 @@ pub enum Kind {
     /// The floor of distlock's MySQL/MariaDB statements: lock-sql's acquire and release
     /// statements sent by a bare client, waiting as distlock does (entry, default backoff).
     MySqlStatementFloor,
+    /// The MySQL/MariaDB handoff floor: a `KILL QUERY` of the next waiter's parked connection,
+    /// each client parked in `GET_LOCK` on a connection of its own; contended only.
+    MySqlKillFloor,
 }
 
 impl Kind {
@@ -65,6 +68,9 @@ impl Kind {
                     .to_owned()
             }
             Kind::PgNotifyFloor => "pg_notify handoff floor, a listener per client".to_owned(),
+            Kind::MySqlKillFloor => {
+                "KILL QUERY handoff floor, a parked connection per client".to_owned()
+            }
             Kind::ZkFloor => format!(
                 "create+delete floor, zookeeper-client {}",
                 crate_versions("zookeeper-client").join("/")
@@ -102,6 +108,7 @@ impl Kind {
             | Kind::ZkRecipeFloor
             | Kind::ZkNodeFloor
             | Kind::PgNotifyFloor
+            | Kind::MySqlKillFloor
             | Kind::RedisScriptFloor
             | Kind::RedisHandoffFloor => "floor (no lock semantics)",
         }
@@ -115,7 +122,10 @@ impl Kind {
     /// Whether it takes part in the uncontended latency scenario: the handoff floor does
     /// nothing on the server without a waiter.
     pub fn uncontended(self) -> bool {
-        !matches!(self, Kind::PgNotifyFloor | Kind::RedisHandoffFloor)
+        !matches!(
+            self,
+            Kind::PgNotifyFloor | Kind::RedisHandoffFloor | Kind::MySqlKillFloor
+        )
     }
 
     /// The server it runs on.
@@ -131,7 +141,10 @@ impl Kind {
             | Kind::PgFloor
             | Kind::PgStatementFloor
             | Kind::PgNotifyFloor => "postgres",
-            Kind::MySqlGetLock | Kind::MySqlRow(_) | Kind::MySqlStatementFloor => "mysql",
+            Kind::MySqlGetLock
+            | Kind::MySqlRow(_)
+            | Kind::MySqlStatementFloor
+            | Kind::MySqlKillFloor => "mysql",
             Kind::ZkFloor | Kind::ZkRecipeFloor | Kind::ZkNodeFloor => "zookeeper",
         }
     }
@@ -186,6 +199,7 @@ pub fn all_kinds() -> Vec<Kind> {
         Kind::MySqlGetLock,
         Kind::MySqlRow(1),
         Kind::MySqlStatementFloor,
+        Kind::MySqlKillFloor,
         Kind::ZkFloor,
         Kind::ZkRecipeFloor,
         Kind::ZkNodeFloor,

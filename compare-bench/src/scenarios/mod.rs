@@ -24,6 +24,7 @@ use lock_testkit::servers::ZkServer;
 
 use crate::BenchResult;
 use crate::contend::{Contender, DistlockContender};
+use crate::peers::mysql_kill_floor::KillRelay;
 use crate::peers::pg_floor::PgFloor;
 use crate::peers::pg_notify_floor::NotifyRelay;
 use crate::peers::redis_handoff_floor::PublishRelay;
@@ -192,6 +193,7 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
         Kind::MySqlStatementFloor => {
             Arc::new(mysql_statement_floor::connect(&servers.mysql, name).await?)
         }
+        Kind::MySqlKillFloor => Arc::new(KillRelay::connect(&servers.mysql, name).await?),
     })
 }
 
