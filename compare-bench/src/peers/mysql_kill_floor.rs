@@ -22,6 +22,7 @@ use lock_sql::sqlx::{self, AssertSqlSafe, Connection, MySqlConnection, SqlSafeSt
 
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
+use crate::peers::mysql_park::{hold_anchor, parked_connection};
 use crate::peers::relay::{Relay, relay};
 
 /// The longest one park waits, as lock-sql's.
@@ -72,19 +73,8 @@ impl KillRelay {
         let key = format!("mysql:{name}");
         let (relay, bells) = (relay(&key), bells(&key));
         let id = relay.join();
-        let anchor = format!("kill-floor-{:032x}", rand::random::<u128>());
-        let mut anchor_holder = MySqlConnection::connect(url).await?;
-        let (taken,): (Option<i64>,) = sqlx::query_as("SELECT GET_LOCK(?, 0)")
-            .bind(anchor.as_str())
-            .fetch_one(&mut anchor_holder)
-            .await?;
-        if taken != Some(1) {
-            return Err(format!("GET_LOCK of a fresh name returned {taken:?}").into());
-        }
-        let mut parked = MySqlConnection::connect(url).await?;
-        let (parked_id,): (u64,) = sqlx::query_as("SELECT CONNECTION_ID()")
-            .fetch_one(&mut parked)
-            .await?;
+        let (anchor, anchor_holder) = hold_anchor(url, "kill-floor").await?;
+        let (parked, parked_id) = parked_connection(url).await?;
         let statements = MySqlConnection::connect(url).await?;
         let granted = Arc::new(AtomicBool::new(false));
         bells

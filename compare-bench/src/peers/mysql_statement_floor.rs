@@ -26,9 +26,10 @@ use std::sync::{Arc, LazyLock};
 
 use lock_sql::sqlx::mysql::{MySql, MySqlArguments, MySqlQueryResult};
 use lock_sql::sqlx::query::Query;
-use lock_sql::sqlx::{self, AssertSqlSafe, Connection, MySqlConnection, SqlSafeStr, SqlStr};
+use lock_sql::sqlx::{self, AssertSqlSafe, MySqlConnection, SqlSafeStr, SqlStr};
 use tokio::sync::Mutex;
 
+use super::mysql_park::{hold_anchor, parked_connection};
 use super::statement_floor::{LEASE_US, StatementFloor, StatementHeld, statement};
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
@@ -74,19 +75,8 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
         include_str!("../../../lock-sql/sql/mysql/release.sql"),
     )
     .await?;
-    let mut sleeper = MySqlConnection::connect(url).await?;
-    let (sleeper_id,): (u64,) = sqlx::query_as("SELECT CONNECTION_ID()")
-        .fetch_one(&mut sleeper)
-        .await?;
-    let anchor = format!("distlock-park-{:032x}", rand::random::<u128>());
-    let mut anchor_holder = MySqlConnection::connect(url).await?;
-    let (taken,): (Option<i64>,) = sqlx::query_as("SELECT GET_LOCK(?, 0)")
-        .bind(anchor.as_str())
-        .fetch_one(&mut anchor_holder)
-        .await?;
-    if taken != Some(1) {
-        return Err(format!("GET_LOCK of a fresh name returned {taken:?}").into());
-    }
+    let (sleeper, sleeper_id) = parked_connection(url).await?;
+    let (anchor, anchor_holder) = hold_anchor(url, "distlock-park").await?;
     Ok(MySqlStatementFloor {
         floor,
         row: statement(include_str!("../../../lock-sql/sql/mysql/acquire_row.sql")),
