@@ -2,9 +2,8 @@
 //! MySQL/MariaDB and PostgreSQL remember the lock rows they saw exist (a try on one takes the
 //! row over with an `UPDATE`), PostgreSQL also the names it found marked for waiters (the next
 //! try or release of one goes straight to the statement that reads the line or hands the lock
-//! over). Only speed
-//! depends on it: a name missing or remembered wrongly costs one statement more, never a wrong
-//! outcome.
+//! over). Only speed depends on it: a name missing or remembered wrongly costs one statement
+//! more, never a wrong outcome.
 
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
