@@ -32,6 +32,9 @@ const PARK_SECONDS: f64 = 1.0;
 /// waiter's connection again.
 const RING_AGAIN: Duration = Duration::from_millis(5);
 
+/// The most times a releaser interrupts its waiter again: for as long as one park lasts.
+const RINGS_AT_MOST: u32 = 200;
+
 /// `ER_QUERY_INTERRUPTED`: a statement ended by `KILL QUERY`.
 const INTERRUPTED: u16 = 1317;
 
@@ -150,8 +153,10 @@ impl Held for Handed {
         granted.store(true, Ordering::Release);
         ring(&self.statements, parked_id).await?;
         let statements = Arc::clone(&self.statements);
+        // A park ends by itself within its second, and its waiter then finds the grant: ringing
+        // longer than that wakes nobody.
         tokio::spawn(async move {
-            loop {
+            for _ in 0..RINGS_AT_MOST {
                 tokio::time::sleep(RING_AGAIN).await;
                 if !granted.load(Ordering::Acquire) || ring(&statements, parked_id).await.is_err() {
                     break;
