@@ -1,14 +1,15 @@
-//! The floor of distlock's own PostgreSQL statements: lock-sql's `acquire_row.sql`, `acquire_free.sql`,
+//! The floor of distlock's own PostgreSQL statements: lock-sql's `take_row.sql`, `acquire_free.sql`,
 //! `acquire_first.sql`, `acquire.sql`, `release_alone.sql` and `release.sql`, prepared, sent
 //! by the simplest client (one connection for statements, one listening) with the arguments a
 //! distlock acquisition sends. It does the same server work as distlock's pairs (the upsert,
 //! the line and its mark, the release's grant and notification) and nothing else on the
 //! client: no pool, no engine, no guard, no lease scheduler.
 //!
-//! It picks its statements as lock-sql does. Its first try sends `acquire_free.sql` unless the
-//! client last found the lock row marked for waiters (`acquire_row.sql`, the `UPDATE`, once a
-//! statement of the client found the row exist); a first try refused there, or sent while
-//! marked, is followed by (or is) `acquire_first.sql`, which places its waiter entry with its
+//! It picks its statements as lock-sql's acquisitions that will wait do. Its first try sends
+//! `acquire_free.sql` unless the client last found the lock row marked for waiters
+//! (`take_row.sql`, the bare `UPDATE`, once a statement of the client found the row exist; a
+//! refusal there forgets the row); a first try refused, or sent while marked, is followed by
+//! (or is) `acquire_first.sql`, which places its waiter entry with its
 //! grant terms and marks the row (later tries refresh the entry every 5 s); a release that
 //! finds it first in line grants it the lock and notifies its client's channel alone, and the
 //! grant needs no statement of its own; a release that names the lock alone or the entry
@@ -51,8 +52,8 @@ const CONTENDED: [&str; 3] = ["40001", "40P01", "55P03"];
 #[derive(Debug, Clone)]
 pub struct PgStatementFloor {
     floor: StatementFloor<PgConnection>,
-    /// `acquire_row.sql`: the first try on the row once the client saw it exist.
-    row: SqlStr,
+    /// `take_row.sql`: the first try on the row once the client saw it exist.
+    take: SqlStr,
     /// Whether a statement of this client found the lock row exist.
     known: Arc<AtomicBool>,
     /// `acquire_first.sql`: a first try that reads the line and places the entry.
@@ -92,9 +93,7 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<PgStatementFloor> {
     .await?;
     Ok(PgStatementFloor {
         floor,
-        row: statement(include_str!(
-            "../../../lock-sql/sql/postgres/acquire_row.sql"
-        )),
+        take: statement(include_str!("../../../lock-sql/sql/postgres/take_row.sql")),
         known: Arc::new(AtomicBool::new(false)),
         in_line: statement(include_str!(
             "../../../lock-sql/sql/postgres/acquire_first.sql"
@@ -107,15 +106,14 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<PgStatementFloor> {
 }
 
 impl PgStatementFloor {
-    /// `acquire_row.sql` once the row is known to exist, else `acquire_free.sql`, for
-    /// `owner`: granted, refused with the lock held, or refused with the lock free but marked
-    /// for waiters (then the client remembers the mark).
+    /// `take_row.sql` once the row is known to exist, else `acquire_free.sql`, for `owner`:
+    /// granted, refused with the lock held, or refused with the lock free but marked for
+    /// waiters (then the client remembers the mark; `take_row.sql` cannot tell).
     async fn try_free(&self, connection: &mut PgConnection, owner: &[u8]) -> BenchResult<Tried> {
-        let sql = match self.known.load(Ordering::Relaxed) {
-            true => self.row.clone(),
-            false => self.floor.acquire.clone(),
-        };
-        let row = sqlx::query(sql)
+        if self.known.load(Ordering::Relaxed) {
+            return self.take(connection, owner).await;
+        }
+        let row = sqlx::query(self.floor.acquire.clone())
             .bind(&self.floor.name)
             .bind(owner)
             .bind(LEASE_US)
@@ -125,7 +123,7 @@ impl PgStatementFloor {
         let Some(Found { fence, left, .. }) = outcome(row)? else {
             return Ok(Tried::Refused);
         };
-        // The bench never deletes the row: once seen, it stays.
+        // The row exists from here on: the bench never deletes it.
         self.known.store(true, Ordering::Relaxed);
         Ok(match (fence, left) {
             (Some(_), _) => Tried::Granted,
@@ -135,6 +133,27 @@ impl PgStatementFloor {
                 Tried::Refused
             }
         })
+    }
+
+    /// `take_row.sql` for `owner`: granted, or refused (held, marked or gone: the client
+    /// forgets the row, as lock-sql does).
+    async fn take(&self, connection: &mut PgConnection, owner: &[u8]) -> BenchResult<Tried> {
+        let row = sqlx::query(self.take.clone())
+            .bind(&self.floor.name)
+            .bind(owner)
+            .bind(LEASE_US)
+            .bind("floor")
+            .fetch_optional(connection)
+            .await;
+        match row {
+            Ok(Some(_)) => Ok(Tried::Granted),
+            Ok(None) => {
+                self.known.store(false, Ordering::Relaxed);
+                Ok(Tried::Refused)
+            }
+            Err(error) if contended(&error) => Ok(Tried::Refused),
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// One try with the line-reading statement `sql` for `owner`, whose waiter entry `entry`

@@ -90,8 +90,8 @@ const ZK_NODE_FLOOR: Pick = row("latency", 1, &["labelled node floor"]);
 const ZK_RECIPE_QUEUE_FLOOR: Pick = row("contention", 32, &["recipe floor"]);
 /// distlock's own PostgreSQL statements from a bare client: the server work of distlock's pair.
 /// Its release was `release.sql` in runs before `release_alone.sql` existed, and its first try
-/// `acquire_first.sql` in runs before `acquire_free.sql` did, and `acquire_free.sql` in runs
-/// before `acquire_row.sql` did.
+/// `acquire_first.sql` in runs before `acquire_free.sql` did, `acquire_free.sql` in runs before
+/// `acquire_row.sql` did, and `acquire_row.sql` in runs before `take_row.sql` did.
 const PG_STATEMENT_FLOOR: Pick = row("latency", 1, PG_STATEMENTS);
 /// The same statements from 32 bare clients that wait in line as distlock's acquisitions do (a
 /// waiter entry with grant terms, a listener that hears the grant): the server work of
@@ -99,6 +99,7 @@ const PG_STATEMENT_FLOOR: Pick = row("latency", 1, PG_STATEMENTS);
 const PG_STATEMENT_LINE_FLOOR: Pick = row("contention", 32, PG_STATEMENTS);
 /// The PostgreSQL statement floor's name, in this run or an earlier one.
 const PG_STATEMENTS: &[&str] = &[
+    "take_row.sql/release",
     "acquire_row.sql/release",
     "acquire_free.sql/release",
     "acquire_first.sql/release",

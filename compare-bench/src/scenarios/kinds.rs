@@ -64,7 +64,7 @@ impl Kind {
             Kind::PgAdvisory => "pg_advisory_lock".to_owned(),
             Kind::PgFloor => "INSERT/DELETE floor, no polling".to_owned(),
             Kind::PgStatementFloor => {
-                "acquire_row.sql/release_alone.sql floor, one connection, in line on a listener"
+                "take_row.sql/release_alone.sql floor, one connection, in line on a listener"
                     .to_owned()
             }
             Kind::PgNotifyFloor => "pg_notify handoff floor, a listener per client".to_owned(),

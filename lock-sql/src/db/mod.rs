@@ -326,9 +326,10 @@ impl Db {
     }
 
     /// How many first tries on names not marked for waiters were sent as each statement,
-    /// where a first try picks one of two (PostgreSQL: `acquire_free.sql`, `acquire_row.sql`).
+    /// where a first try picks one of three (PostgreSQL: `acquire_free.sql`, `acquire_row.sql`,
+    /// `take_row.sql`).
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
-    pub(crate) fn first_try_statements(&self) -> Option<[u64; 2]> {
+    pub(crate) fn first_try_statements(&self) -> Option<[u64; 3]> {
         match self {
             #[cfg(feature = "postgres")]
             Db::Postgres(db) => Some(db.first_try_statements()),

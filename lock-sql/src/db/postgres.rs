@@ -11,6 +11,7 @@ use sqlx::postgres::PgConnectOptions;
 
 mod acquire;
 mod admin;
+mod first_try;
 mod renewals;
 
 use super::claim_rows::{ClaimStatements, ClaimTarget};
@@ -35,10 +36,11 @@ const CONTENDED: [&str; 3] = ["40001", "40P01", "55P03"];
 const ALONE: usize = 0;
 const FULL: usize = 1;
 
-/// The first-try statements, as [`PgDb::first_try_statements`] counts them: `acquire_free.sql`
-/// and `acquire_row.sql`.
+/// The first-try statements, as [`PgDb::first_try_statements`] counts them: `acquire_free.sql`,
+/// `acquire_row.sql` and `take_row.sql`.
 const UPSERT: usize = 0;
 const ROW: usize = 1;
+const TAKE: usize = 2;
 
 /// SQLSTATE of a statement refused for want of a privilege.
 const INSUFFICIENT_PRIVILEGE: &str = "42501";
@@ -59,13 +61,14 @@ pub(crate) struct PgDb {
     /// line at once, rather than trying `acquire_free.sql` or `release_alone.sql` first.
     marked: NameSet,
     /// The names whose lock row this service saw exist: distlock never deletes a lock row, so
-    /// a first try on one takes the row over with a plain `UPDATE` (`acquire_row.sql`), which
-    /// the server runs for less than the upsert (`acquire_free.sql`) a row never seen needs. A
-    /// row deleted behind our back (by an administrator) is found missing and forgotten.
+    /// a first try on one takes the row over with an `UPDATE` (`acquire_row.sql`; a bare one,
+    /// `take_row.sql`, when the acquisition will wait), which the server runs for less than the
+    /// upsert (`acquire_free.sql`) a row never seen needs. A row deleted behind our back (by an
+    /// administrator) is found missing and forgotten.
     known_rows: NameSet,
-    /// First tries sent: `acquire_free.sql`, `acquire_row.sql`.
+    /// First tries sent: `acquire_free.sql`, `acquire_row.sql`, `take_row.sql`.
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
-    first_tries: [AtomicU64; 2],
+    first_tries: [AtomicU64; 3],
     /// Statements sent by releases: `release_alone.sql`, `release.sql`.
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     release_sent: [AtomicU64; 2],
@@ -78,6 +81,7 @@ struct Statements {
     acquire_first: sqlx::SqlStr,
     acquire_free: sqlx::SqlStr,
     acquire_row: sqlx::SqlStr,
+    take_row: sqlx::SqlStr,
     release: sqlx::SqlStr,
     release_alone: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
@@ -138,6 +142,7 @@ impl PgDb {
                 table,
                 "",
             ),
+            take_row: statement(include_str!("../../sql/postgres/take_row.sql"), table, ""),
             release: statement(include_str!("../../sql/postgres/release.sql"), table, ""),
             release_alone: statement(
                 include_str!("../../sql/postgres/release_alone.sql"),
@@ -292,9 +297,9 @@ impl PgDb {
     }
 
     /// How many first tries this service sent on names not marked for waiters:
-    /// `acquire_free.sql`, `acquire_row.sql`.
+    /// `acquire_free.sql`, `acquire_row.sql`, `take_row.sql`.
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
-    pub(crate) fn first_try_statements(&self) -> [u64; 2] {
+    pub(crate) fn first_try_statements(&self) -> [u64; 3] {
         self.first_tries
             .each_ref()
             .map(|sent| sent.load(Ordering::Relaxed))

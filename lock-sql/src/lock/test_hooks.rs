@@ -32,10 +32,12 @@ impl SqlLock {
 
     /// How many first tries this service's acquisitions sent on names not marked for waiters,
     /// on PostgreSQL, where such a try sends `acquire_free.sql` (the upsert) or, on a lock row
-    /// the service saw exist, `acquire_row.sql` (an `UPDATE`), followed by the first when it
-    /// finds the row gone: `[acquire_free.sql, acquire_row.sql]`; `None` elsewhere.
+    /// the service saw exist, an `UPDATE`: `take_row.sql` when the acquisition will wait (a
+    /// refusal forgets the row, and `acquire_first.sql` follows), else `acquire_row.sql`,
+    /// followed by the upsert when it finds the row gone:
+    /// `[acquire_free.sql, acquire_row.sql, take_row.sql]`; `None` elsewhere.
     #[doc(hidden)]
-    pub fn first_try_statements(&self) -> Option<[u64; 2]> {
+    pub fn first_try_statements(&self) -> Option<[u64; 3]> {
         self.inner().db.first_try_statements()
     }
 

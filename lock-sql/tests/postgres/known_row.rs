@@ -1,7 +1,8 @@
-//! A PostgreSQL first try on a lock row the service saw exist takes it over with a plain
-//! `UPDATE` (`acquire_row.sql`) instead of the upsert (`acquire_free.sql`), and reports a held
-//! lock as the upsert does. A row deleted behind the service's back is inserted again by the
-//! upsert, one statement later, with a larger fencing token.
+//! A PostgreSQL first try on a lock row the service saw exist takes it over with an `UPDATE`
+//! instead of the upsert (`acquire_free.sql`): a try that will not wait sends
+//! `acquire_row.sql`, which reports a held lock as the upsert does; an acquisition that will
+//! wait sends the bare `take_row.sql`. A row deleted behind the service's back is inserted
+//! again, one statement later, with a larger fencing token.
 
 use lock_core::DistributedLockExt;
 use lock_sql::SqlLock;
@@ -17,14 +18,16 @@ fn target() -> Option<SqlTarget> {
     crate::url().map(SqlTarget::plain)
 }
 
-/// The first tries `lock` sent since `before`: `[acquire_free.sql, acquire_row.sql]`.
-fn tries_since(lock: &SqlLock, before: [u64; 2]) -> [u64; 2] {
+/// The first tries `lock` sent since `before`:
+/// `[acquire_free.sql, acquire_row.sql, take_row.sql]`.
+fn tries_since(lock: &SqlLock, before: [u64; 3]) -> [u64; 3] {
     let now = lock.first_try_statements().expect("counted on PostgreSQL");
-    [now[0] - before[0], now[1] - before[1]]
+    [now[0] - before[0], now[1] - before[1], now[2] - before[2]]
 }
 
-/// One uncontended pair on `name`: its fencing token and the first tries it sent.
-async fn pair(lock: &SqlLock, name: &lock_core::LockName) -> (u64, [u64; 2]) {
+/// One uncontended pair of single tries on `name`: its fencing token and the first tries it
+/// sent.
+async fn pair(lock: &SqlLock, name: &lock_core::LockName) -> (u64, [u64; 3]) {
     let before = lock.first_try_statements().expect("counted");
     let guard = lock.try_acquire(name).await.expect("try").expect("free");
     let fence = guard.fencing_token();
@@ -38,10 +41,10 @@ async fn a_known_row_is_updated_and_a_deleted_one_is_inserted_again() {
     let name = unique("known/row");
     let lock = service(&target).await;
     let (mut last, sent) = pair(&lock, &name).await;
-    assert_eq!(sent, [1, 0], "the first pair on a name never seen");
+    assert_eq!(sent, [1, 0, 0], "the first pair on a name never seen");
     for round in 0..PAIRS {
         let (fence, sent) = pair(&lock, &name).await;
-        assert_eq!(sent, [0, 1], "round {round}: a pair on a known row");
+        assert_eq!(sent, [0, 1, 0], "round {round}: a pair on a known row");
         assert!(fence > last, "round {round}: fence {fence} after {last}");
         last = fence;
     }
@@ -52,9 +55,9 @@ async fn a_known_row_is_updated_and_a_deleted_one_is_inserted_again() {
         .await
         .expect("delete the row");
     let (fence, sent) = pair(&lock, &name).await;
-    assert_eq!(sent, [1, 1], "the pair that finds the known row gone");
+    assert_eq!(sent, [1, 1, 0], "the pair that finds the known row gone");
     assert!(fence > last, "fence {fence} after the row's {last}");
-    assert_eq!(pair(&lock, &name).await.1, [0, 1], "known again");
+    assert_eq!(pair(&lock, &name).await.1, [0, 1, 0], "known again");
 }
 
 /// A service that knows the row is refused while another holds the lock, with the holder's
@@ -69,7 +72,8 @@ async fn a_held_known_row_is_refused_and_waited_for() {
     let before = waiter.first_try_statements().expect("counted");
     let refused = waiter.try_acquire(&name).await.expect("try");
     assert!(refused.is_none(), "granted a lock another holds");
-    assert_eq!(tries_since(&waiter, before), [0, 1], "the refused try");
+    assert_eq!(tries_since(&waiter, before), [0, 1, 0], "the refused try");
+    let before = waiter.first_try_statements().expect("counted");
     let waiting = tokio::spawn({
         let (waiter, name) = (waiter.clone(), name.clone());
         async move { waiter.acquire(&name).await.expect("acquire") }
@@ -80,5 +84,53 @@ async fn a_held_known_row_is_refused_and_waited_for() {
     guard.release().await.expect("release");
     let granted = waiting.await.expect("waiter task");
     assert!(granted.fencing_token() > fence, "the waiter's fence");
+    assert_eq!(
+        tries_since(&waiter, before),
+        [0, 0, 1],
+        "the waiting acquisition's first try"
+    );
     granted.release().await.expect("release");
+}
+
+/// One uncontended pair of acquisitions that would wait, on `name`: its fencing token and the
+/// first tries it sent.
+async fn waited_pair(lock: &SqlLock, name: &lock_core::LockName) -> (u64, [u64; 3]) {
+    let before = lock.first_try_statements().expect("counted");
+    let guard = lock.acquire(name).await.expect("acquire");
+    let fence = guard.fencing_token();
+    guard.release().await.expect("release");
+    (fence, tries_since(lock, before))
+}
+
+/// An acquisition that will wait takes a known row with the bare `take_row.sql`; one that finds
+/// the row deleted goes on to the statement that places its entry, which inserts the row and
+/// grants it, and the next first try learns the row again with the upsert.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_waiting_acquisition_takes_a_known_row_with_a_bare_update() {
+    let Some(target) = target() else { return };
+    let name = unique("known/take");
+    let lock = service(&target).await;
+    let (mut last, sent) = waited_pair(&lock, &name).await;
+    assert_eq!(sent, [1, 0, 0], "the first pair on a name never seen");
+    for round in 0..PAIRS {
+        let (fence, sent) = waited_pair(&lock, &name).await;
+        assert_eq!(sent, [0, 0, 1], "round {round}: a pair on a known row");
+        assert!(fence > last, "round {round}: fence {fence} after {last}");
+        last = fence;
+    }
+    let admin = PgPool::connect(&target.url).await.expect("admin pool");
+    sqlx::query("DELETE FROM distlock_locks WHERE name = $1")
+        .bind(name.as_str())
+        .execute(&admin)
+        .await
+        .expect("delete the row");
+    let (fence, sent) = waited_pair(&lock, &name).await;
+    assert_eq!(sent, [0, 0, 1], "the pair that finds the known row gone");
+    assert!(fence > last, "fence {fence} after the row's {last}");
+    assert_eq!(
+        waited_pair(&lock, &name).await.1,
+        [1, 0, 0],
+        "learned again"
+    );
+    assert_eq!(waited_pair(&lock, &name).await.1, [0, 0, 1], "known again");
 }

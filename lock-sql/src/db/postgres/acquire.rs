@@ -1,26 +1,27 @@
 //! One try on PostgreSQL: which acquire statement it sends, and what that statement found.
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use sqlx::Row;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgRow;
 
-use super::{MICROSECOND, PgDb, ROW, UPSERT, contended};
+use super::first_try::Taken;
+use super::{MICROSECOND, PgDb, contended};
 use crate::db::{Attempt, Owner, Waiting, fence, remaining, settle, whole};
 use crate::error::{SqlError, timed};
 use crate::waiting::{ENTRY_LIFETIME, MARK_AHEAD};
 
 impl PgDb {
     /// One round trip when the lock is free and nobody waits: the first try of an acquisition,
-    /// on a name this service has not found marked for waiters, sends `acquire_row.sql` when
-    /// it saw the name's lock row exist, else `acquire_free.sql` (see [`Self::first_try`]);
-    /// neither reads the waiters table nor the line. When that finds the lock held and the
-    /// acquisition will wait, or the row marked for waiters, `acquire_first.sql` follows, which
-    /// reads the line and places the entry; later tries send `acquire.sql`. A name found marked
-    /// is remembered until a statement finds its mark passed, and its first tries go straight
-    /// to `acquire_first.sql`.
+    /// on a name this service has not found marked for waiters, sends an `UPDATE` of the lock
+    /// row when it saw the row exist (`take_row.sql` when the acquisition will wait, else
+    /// `acquire_row.sql`), else `acquire_free.sql` (see [`Self::take_row`] and
+    /// [`Self::first_try_found`]); none reads the waiters table or the line. When that finds
+    /// the lock held and the acquisition will wait, or the row marked for waiters,
+    /// `acquire_first.sql` follows, which reads the line and places the entry; later tries send
+    /// `acquire.sql`. A name found marked is remembered until a statement finds its mark
+    /// passed, and its first tries go straight to `acquire_first.sql`.
     pub(crate) async fn acquire(
         &self,
         conn: &mut PoolConnection<sqlx::Postgres>,
@@ -33,21 +34,24 @@ impl PgDb {
         let lease_us = whole(lease, MICROSECOND);
         if !waiting.placed && !self.marked.contains(name) {
             let grant = (owner, lease_us, label);
-            let Some(row) = self.first_try(conn, name, grant).await? else {
-                return Ok(Attempt::Contended);
-            };
-            let held = match found(&row)? {
-                Found::Granted(fence) => return Ok(Attempt::Granted(fence)),
-                Found::Held(left) => left,
-            };
-            match held {
-                // Held by another: a single try ends here.
-                Some(left) if !waiting.place => return Ok(Attempt::Held(Some(left))),
-                Some(_) => {}
-                // Free, but a waiter entry may be live: the line decides.
-                None => self.marked.insert(name),
+            if waiting.place && self.known_rows.contains(name) {
+                // An acquisition that will wait learns nothing from a refusal that the
+                // statement placing its entry does not tell it anyway.
+                match self.take_row(conn, name, grant).await? {
+                    Taken::Granted(fence) => return Ok(Attempt::Granted(fence)),
+                    Taken::Contended => return Ok(Attempt::Contended),
+                    Taken::Refused => {}
+                }
+            } else {
+                if let Some(attempt) = self
+                    .first_try_found(conn, name, grant, waiting.place)
+                    .await?
+                {
+                    return Ok(attempt);
+                }
             }
         }
+
         let sql = match waiting.placed {
             true => &self.sql.acquire,
             false => &self.sql.acquire_first,
@@ -76,62 +80,15 @@ impl PgDb {
     }
 }
 
-impl PgDb {
-    /// The row of a first try that reads no line: `acquire_row.sql` on a lock row this
-    /// service saw exist, and `acquire_free.sql` on any other, or after `acquire_row.sql`
-    /// found the row gone; `None` when the server rolled the statement back for contention.
-    async fn first_try(
-        &self,
-        conn: &mut PoolConnection<sqlx::Postgres>,
-        name: &str,
-        grant: (Owner, i64, &str),
-    ) -> Result<Option<PgRow>, SqlError> {
-        if self.known_rows.contains(name) {
-            match self.send_first_try(conn, ROW, name, grant).await? {
-                Some(row) if !row.try_get::<bool, _>("present")? => self.known_rows.forget(name),
-                row => return Ok(row),
-            }
-        }
-        let row = self.send_first_try(conn, UPSERT, name, grant).await?;
-        if row.is_some() {
-            self.known_rows.insert(name);
-        }
-        Ok(row)
-    }
-
-    /// Sends the first-try statement of `kind`, [`ROW`] or [`UPSERT`]; its row, `None` when
-    /// the server rolled it back for contention.
-    async fn send_first_try(
-        &self,
-        conn: &mut PoolConnection<sqlx::Postgres>,
-        kind: usize,
-        name: &str,
-        (owner, lease_us, label): (Owner, i64, &str),
-    ) -> Result<Option<PgRow>, SqlError> {
-        self.first_tries[kind].fetch_add(1, Ordering::Relaxed);
-        let sql = match kind {
-            ROW => &self.sql.acquire_row,
-            _ => &self.sql.acquire_free,
-        };
-        let query = sqlx::query(sql.clone())
-            .bind(name)
-            .bind(owner.as_bytes())
-            .bind(lease_us)
-            .bind(label);
-        let result = timed(self.timeout, query.fetch_one(&mut **conn)).await;
-        outcome(conn, result)
-    }
-}
-
 /// What an acquire statement's row says.
-enum Found {
+pub(super) enum Found {
     Granted(u64),
     /// Not granted; the holder's remaining lease, or how long the first waiter ahead keeps its
     /// entry, when the statement could tell.
     Held(Option<Duration>),
 }
 
-fn found(row: &PgRow) -> Result<Found, SqlError> {
+pub(super) fn found(row: &PgRow) -> Result<Found, SqlError> {
     let granted: Option<i64> = row.try_get("fence")?;
     let left: Option<i64> = row.try_get("remaining_us")?;
     Ok(match granted {
@@ -141,7 +98,7 @@ fn found(row: &PgRow) -> Result<Found, SqlError> {
 }
 
 /// The statement's row; `None` when the server rolled it back for contention (nothing changed).
-fn outcome(
+pub(super) fn outcome(
     conn: &mut PoolConnection<sqlx::Postgres>,
     result: Result<PgRow, SqlError>,
 ) -> Result<Option<PgRow>, SqlError> {
