@@ -4,12 +4,13 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use lock_core::{Claim, Result};
-use redis::{Script, ScriptInvocation};
+use redis::Script;
 
 use crate::error::unexpected_reply;
 use crate::invocation::millis;
 use crate::keys::{ClaimKeys, ClaimObject};
 use crate::node::Node;
+use crate::script_call::ScriptCall;
 use crate::scripts::{Channels, PublishingScript};
 
 static ACQUIRE: LazyLock<PublishingScript> =
@@ -53,13 +54,13 @@ pub(crate) struct ClaimRequest<'a> {
 
 /// The claim acquire script's invocation for `request` on `keys` (an election's grants are
 /// announced on `channels`).
-pub(crate) fn acquire_invocation<'a>(
+pub(crate) fn acquire_invocation(
     keys: &ClaimKeys,
     request: ClaimRequest<'_>,
     channels: Channels,
-) -> ScriptInvocation<'a> {
+) -> ScriptCall {
     let (letter, limit) = encode(request.claim);
-    let mut invocation = ACQUIRE.on(channels).prepare_invoke();
+    let mut invocation = ScriptCall::new(ACQUIRE.on(channels), 9);
     invocation
         .key(&keys.holders)
         .key(&keys.info)
@@ -96,12 +97,8 @@ pub(crate) fn read_claim_attempt(reply: (i64, i64), server: &str) -> Result<Clai
 
 /// The claim release script's invocation for `token` on `keys` (it also leaves the queue);
 /// it answers 1 when `token` held, and announces the release on `channels`.
-pub(crate) fn release_invocation<'a>(
-    keys: &ClaimKeys,
-    token: &str,
-    channels: Channels,
-) -> ScriptInvocation<'a> {
-    let mut invocation = RELEASE.on(channels).prepare_invoke();
+pub(crate) fn release_invocation(keys: &ClaimKeys, token: &str, channels: Channels) -> ScriptCall {
+    let mut invocation = ScriptCall::new(RELEASE.on(channels), 7);
     invocation
         .key(&keys.holders)
         .key(&keys.info)
@@ -147,7 +144,7 @@ impl Node {
         token: &str,
         lease: Duration,
     ) -> Result<bool> {
-        let mut invocation = RENEW.prepare_invoke();
+        let mut invocation = ScriptCall::new(&RENEW, 3);
         invocation
             .key(&keys.holders)
             .key(&keys.info)

@@ -11,6 +11,7 @@ use redis::Script;
 use crate::error::unexpected_reply;
 use crate::keys::ClaimKeys;
 use crate::node::Node;
+use crate::script_call::ScriptCall;
 use crate::scripts::PublishingScript;
 use crate::subscriber::Subscriber;
 
@@ -33,7 +34,7 @@ fn read_leader(info: &str, term: &str) -> Option<Leader> {
 impl Node {
     /// The leader of the election whose keys are `keys`, `None` while nobody leads.
     pub(crate) async fn leader(&self, keys: &ClaimKeys) -> Result<Option<Leader>> {
-        let mut invocation = LEADER.prepare_invoke();
+        let mut invocation = ScriptCall::new(&LEADER, 3);
         invocation
             .key(&keys.holders)
             .key(&keys.info)
@@ -62,7 +63,7 @@ impl Node {
         token: &str,
         label: &str,
     ) -> Result<bool> {
-        let mut invocation = RELABEL.on(self.link().channels()).prepare_invoke();
+        let mut invocation = ScriptCall::new(RELABEL.on(self.link().channels()), 3);
         invocation
             .key(&keys.holders)
             .key(&keys.info)

@@ -3,9 +3,10 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::{Script, ScriptInvocation};
+use redis::Script;
 
 use crate::keys::LockKeys;
+use crate::script_call::ScriptCall;
 use crate::scripts::{Channels, PublishingScript};
 
 static ACQUIRE: LazyLock<Script> =
@@ -58,25 +59,25 @@ pub(crate) enum Waiting<'a> {
 }
 
 /// The acquire script's invocation for `owner` on `keys`.
-pub(crate) fn acquire<'a>(
+pub(crate) fn acquire(
     keys: &LockKeys,
     owner: Owner<'_>,
     lease: Duration,
     waiting: Waiting<'_>,
     fence: Fence,
-) -> ScriptInvocation<'a> {
+) -> ScriptCall {
     let (mode, ttl, id, handoff) = match waiting {
         Waiting::No => ("0", Duration::ZERO, "", false),
         Waiting::Queue { ttl, handoff } => ("1", ttl, "", handoff),
         Waiting::Poll { id, ttl, counted } => (if counted { "3" } else { "2" }, ttl, id, false),
     };
-    let mut invocation = ACQUIRE.prepare_invoke();
+    let mut invocation = ScriptCall::new(&ACQUIRE, 5);
     invocation
-        .key(&keys.lock)
-        .key(&keys.fence)
-        .key(&keys.queue)
-        .key(&keys.queue_expiry)
-        .key(&keys.queue_terms)
+        .key(keys.lock())
+        .key(keys.fence())
+        .key(keys.queue())
+        .key(keys.queue_expiry())
+        .key(keys.queue_terms())
         .arg(owner.token)
         .arg(millis(lease))
         .arg(mode)
@@ -100,20 +101,20 @@ pub(crate) struct Wake<'a> {
 
 /// The release script's invocation for `token` on `keys`; `poller` also drops that polling
 /// waiter's count. It wakes the first waiter as `wake` says.
-pub(crate) fn release<'a>(
+pub(crate) fn release(
     keys: &LockKeys,
     token: &str,
     poller: Option<&str>,
     wake: Wake<'_>,
-) -> ScriptInvocation<'a> {
-    let mut invocation = RELEASE.on(wake.channels).prepare_invoke();
+) -> ScriptCall {
+    let mut invocation = ScriptCall::new(RELEASE.on(wake.channels), 6);
     invocation
-        .key(&keys.lock)
-        .key(&keys.channel)
-        .key(&keys.queue)
-        .key(&keys.queue_expiry)
-        .key(&keys.queue_terms)
-        .key(&keys.fence)
+        .key(keys.lock())
+        .key(keys.channel())
+        .key(keys.queue())
+        .key(keys.queue_expiry())
+        .key(keys.queue_terms())
+        .key(keys.fence())
         .arg(token)
         .arg(wake.inboxes);
     if let Some(poller) = poller {
@@ -123,28 +124,24 @@ pub(crate) fn release<'a>(
 }
 
 /// The read-only inspect script's invocation on `keys`.
-pub(crate) fn inspect<'a>(keys: &LockKeys) -> ScriptInvocation<'a> {
-    let mut invocation = INSPECT.prepare_invoke();
+pub(crate) fn inspect(keys: &LockKeys) -> ScriptCall {
+    let mut invocation = ScriptCall::new(&INSPECT, 3);
     invocation
-        .key(&keys.lock)
-        .key(&keys.fence)
-        .key(&keys.queue_expiry);
+        .key(keys.lock())
+        .key(keys.fence())
+        .key(keys.queue_expiry());
     invocation
 }
 
 /// The force-release script's invocation for the hold with `fence` on `keys`, waking the
 /// first waiter as `wake` says.
-pub(crate) fn force_release<'a>(
-    keys: &LockKeys,
-    fence: u64,
-    wake: Wake<'_>,
-) -> ScriptInvocation<'a> {
-    let mut invocation = FORCE_RELEASE.on(wake.channels).prepare_invoke();
+pub(crate) fn force_release(keys: &LockKeys, fence: u64, wake: Wake<'_>) -> ScriptCall {
+    let mut invocation = ScriptCall::new(FORCE_RELEASE.on(wake.channels), 4);
     invocation
-        .key(&keys.lock)
-        .key(&keys.fence)
-        .key(&keys.channel)
-        .key(&keys.queue)
+        .key(keys.lock())
+        .key(keys.fence())
+        .key(keys.channel())
+        .key(keys.queue())
         .arg(fence)
         .arg(wake.inboxes);
     invocation

@@ -3,25 +3,27 @@
 use lock_core::{Error, LockName, Result};
 
 /// The keys one lock name uses. All of them share the hash tag `{PREFIX:NAME}`, so the scripts
-/// touch one Redis Cluster slot.
+/// touch one Redis Cluster slot. Only the tag is kept: the other keys are the tag and a
+/// suffix, written straight into the command that names them ([`Key`]), so an acquisition or
+/// a release builds no key of its own.
+///
+/// - [`lock`](Self::lock), `{PREFIX:NAME}`: while the lock is held, `OWNER_TOKEN GRANTED_MS
+///   LABEL`: the owner's fixed-length token, the grant time (server clock, ms since the
+///   epoch), the owner label.
+/// - [`fence`](Self::fence), `:fence`: the fencing counter, incremented on every grant, never
+///   expires.
+/// - [`channel`](Self::channel), `:released`: the prefix of the waiters' channels. A release
+///   publishes on the first queued waiter's channel alone
+///   ([`waiter_channel`](Self::waiter_channel)).
+/// - [`queue`](Self::queue), `:queue`: waiters' tokens by arrival time (a sorted set).
+/// - [`queue_expiry`](Self::queue_expiry), `:queue:expiry`: when each waiter is dropped unless
+///   it refreshes (queued waiters, and Redlock's polling waiters, which are counted here but
+///   never queued).
+/// - [`queue_terms`](Self::queue_terms), `:queue:terms`: the lease and label of each queued
+///   waiter a release may grant the lock to directly (a hash: token -> `LEASE_MS LABEL`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct LockKeys {
-    /// `{PREFIX:NAME}`: while the lock is held, `OWNER_TOKEN GRANTED_MS LABEL`: the owner's
-    /// fixed-length token, the grant time (server clock, ms since the epoch), the owner label.
-    pub(crate) lock: String,
-    /// `{PREFIX:NAME}:fence`: the fencing counter, incremented on every grant, never expires.
-    pub(crate) fence: String,
-    /// `{PREFIX:NAME}:released`: the prefix of the waiters' channels. A release publishes on
-    /// the first queued waiter's channel alone ([`waiter_channel`](Self::waiter_channel)).
-    pub(crate) channel: String,
-    /// `{PREFIX:NAME}:queue`: waiters' tokens by arrival time (a sorted set).
-    pub(crate) queue: String,
-    /// `{PREFIX:NAME}:queue:expiry`: when each waiter is dropped unless it refreshes (queued
-    /// waiters, and Redlock's polling waiters, which are counted here but never queued).
-    pub(crate) queue_expiry: String,
-    /// `{PREFIX:NAME}:queue:terms`: the lease and label of each queued waiter a release may
-    /// grant the lock to directly (a hash: token -> `LEASE_MS LABEL`).
-    pub(crate) queue_terms: String,
+    tag: String,
 }
 
 impl LockKeys {
@@ -34,31 +36,83 @@ impl LockKeys {
         tag.push(':');
         escape_into(&mut tag, name);
         tag.push('}');
-        Self::of_lock(tag)
+        Self { tag }
     }
 
-    /// The keys of the lock whose key (its hash tag, `{PREFIX:NAME}`) is `tag`: what a hold
-    /// keeps, instead of all five keys. Built on every acquisition and release, so without
-    /// the formatting machinery.
+    /// The keys of the lock whose key (its hash tag, `{PREFIX:NAME}`) is `tag`.
     pub(crate) fn of_lock(tag: String) -> Self {
-        let key = |suffix: &str| [tag.as_str(), suffix].concat();
-        Self {
-            fence: key(":fence"),
-            channel: key(":released"),
-            queue: key(":queue"),
-            queue_expiry: key(":queue:expiry"),
-            queue_terms: key(":queue:terms"),
-            lock: tag,
+        Self { tag }
+    }
+
+    /// The lock key, `{PREFIX:NAME}`.
+    pub(crate) fn lock(&self) -> &str {
+        &self.tag
+    }
+
+    /// The fencing counter.
+    pub(crate) fn fence(&self) -> Key<'_> {
+        self.key(":fence")
+    }
+
+    /// The prefix of the waiters' channels.
+    pub(crate) fn channel(&self) -> Key<'_> {
+        self.key(":released")
+    }
+
+    /// The waiter queue.
+    pub(crate) fn queue(&self) -> Key<'_> {
+        self.key(":queue")
+    }
+
+    /// The waiters' expiries.
+    pub(crate) fn queue_expiry(&self) -> Key<'_> {
+        self.key(":queue:expiry")
+    }
+
+    /// The queued waiters' grant terms.
+    pub(crate) fn queue_terms(&self) -> Key<'_> {
+        self.key(":queue:terms")
+    }
+
+    fn key(&self, suffix: &'static str) -> Key<'_> {
+        Key {
+            tag: &self.tag,
+            suffix,
         }
     }
-}
 
-impl LockKeys {
     /// `{PREFIX:NAME}:released:TOKEN`: the channel on which the waiting acquisition with owner
     /// `token` hears that it is first in line. Under the lock's hash tag, so a cluster routes
     /// it to the lock's shard.
     pub(crate) fn waiter_channel(&self, token: &str) -> String {
-        format!("{}:{token}", self.channel)
+        format!("{}:{token}", self.channel())
+    }
+}
+
+/// One key of a lock other than the lock key: its tag and a suffix, written into a command as
+/// one argument without being built first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Key<'a> {
+    tag: &'a str,
+    suffix: &'static str,
+}
+
+impl std::fmt::Display for Key<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.tag)?;
+        f.write_str(self.suffix)
+    }
+}
+
+impl redis::ToRedisArgs for Key<'_> {
+    fn write_redis_args<W: ?Sized + redis::RedisWrite>(&self, out: &mut W) {
+        use std::io::Write as _;
+        let mut arg = out.writer_for_next_arg();
+        // The writer appends to the command's buffer in memory, which cannot fail.
+        let written = arg
+            .write_all(self.tag.as_bytes())
+            .and_then(|()| arg.write_all(self.suffix.as_bytes()));
+        debug_assert!(written.is_ok(), "a key not written: {written:?}");
     }
 }
 
@@ -193,19 +247,38 @@ pub(crate) fn validate_prefix(prefix: &str) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn keys(name: &str) -> LockKeys {
         LockKeys::new("distlock", &LockName::new(name).expect("valid name"))
     }
 
+    /// Every key of a lock, the lock key first.
+    pub(crate) fn all_of(keys: &LockKeys) -> [String; 6] {
+        [
+            keys.lock().to_owned(),
+            keys.fence().to_string(),
+            keys.channel().to_string(),
+            keys.queue().to_string(),
+            keys.queue_expiry().to_string(),
+            keys.queue_terms().to_string(),
+        ]
+    }
+
     #[test]
     fn keys_share_one_hash_tag() {
         let keys = keys("jobs/nightly");
-        assert_eq!(keys.lock, "{distlock:jobs/nightly}");
-        assert_eq!(keys.fence, "{distlock:jobs/nightly}:fence");
-        assert_eq!(keys.channel, "{distlock:jobs/nightly}:released");
+        assert_eq!(keys.lock(), "{distlock:jobs/nightly}");
+        assert_eq!(keys.fence().to_string(), "{distlock:jobs/nightly}:fence");
+        assert_eq!(
+            keys.channel().to_string(),
+            "{distlock:jobs/nightly}:released"
+        );
+        assert_eq!(
+            keys.waiter_channel("t"),
+            "{distlock:jobs/nightly}:released:t"
+        );
     }
 
     #[test]
@@ -226,13 +299,7 @@ mod tests {
         ] {
             assert!(key.starts_with("{distlock:jobs/nightly}:"), "{key}");
         }
-        let mutex_keys = [
-            mutex.lock,
-            mutex.fence,
-            mutex.channel,
-            mutex.queue,
-            mutex.queue_expiry,
-        ];
+        let mutex_keys = all_of(&mutex);
         for key in [
             &sem.holders,
             &sem.fence,
@@ -257,13 +324,7 @@ mod tests {
         for name in ["jobs/nightly", "a}b", "{x}", "a{b}c", "ünï/cödé", "x:y:z"] {
             let name = LockName::new(name).expect("valid name");
             let mutex = LockKeys::new("distlock", &name);
-            let mut all = vec![
-                mutex.lock.clone(),
-                mutex.fence,
-                mutex.channel,
-                mutex.queue,
-                mutex.queue_expiry,
-            ];
+            let mut all = all_of(&mutex).to_vec();
             for object in [
                 ClaimObject::Semaphore,
                 ClaimObject::ReadWrite,
@@ -282,7 +343,7 @@ mod tests {
                     claim.channel,
                 ]);
             }
-            let slot = Slot::for_key(&mutex.lock);
+            let slot = Slot::for_key(mutex.lock());
             for key in &all {
                 assert_eq!(Slot::for_key(key), slot, "{key} is in another slot");
             }
@@ -292,7 +353,7 @@ mod tests {
     #[test]
     fn braces_cannot_break_the_tag_and_names_stay_distinct() {
         let names = ["a}b", "a%7Db", "a{b", "a%b", "a%25b", "{x}"];
-        let mapped: Vec<String> = names.iter().map(|n| keys(n).lock).collect();
+        let mapped: Vec<String> = names.iter().map(|n| keys(n).lock().to_owned()).collect();
         for (name, key) in names.iter().zip(&mapped) {
             let inner = &key[1..key.len() - 1];
             assert!(!inner.contains(['{', '}']), "{name:?} -> {key:?}");

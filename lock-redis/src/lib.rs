@@ -23,6 +23,7 @@ mod redlock_settle;
 mod redlock_steps;
 mod renewals;
 mod replicas;
+mod script_call;
 mod scripts;
 mod sentinels;
 mod settings;

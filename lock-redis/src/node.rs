@@ -12,6 +12,7 @@ use crate::invocation::{self, Fence, Owner, RAISE_FENCE, Waiting, Wake};
 use crate::keys::LockKeys;
 use crate::link::Link;
 use crate::renewals::{self, Renewals};
+use crate::script_call::ScriptCall;
 
 /// What one acquire script run found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,8 +150,8 @@ impl Node {
 
     /// Raises the fence counter to at least `fence` (Redlock keeps counters in step).
     pub(crate) async fn raise_fence(&self, keys: &LockKeys, fence: u64) -> Result<()> {
-        let mut invocation = RAISE_FENCE.key(&keys.fence);
-        invocation.arg(fence);
+        let mut invocation = ScriptCall::new(&RAISE_FENCE, 1);
+        invocation.key(keys.fence()).arg(fence);
         let _: i64 = self
             .link
             .run(|mut connection| async move { invocation.invoke_async(&mut connection).await })
@@ -161,7 +162,7 @@ impl Node {
     /// Drops the count of polling waiter `poller` (`ZREM`), once it no longer waits.
     pub(crate) async fn uncount(&self, keys: &LockKeys, poller: &str) -> Result<()> {
         let mut command = redis::cmd("ZREM");
-        command.arg(&keys.queue_expiry).arg(poller);
+        command.arg(keys.queue_expiry()).arg(poller);
         let _: i64 = self
             .link
             .run(|mut connection| async move { command.query_async(&mut connection).await })

@@ -61,7 +61,7 @@ impl RedlockHeld {
         let limit = per_master_limit(&self.nodes, lease, self.drift);
         // Ask for the drift allowance on top, so the servers' lease outlasts the local one.
         let asked = lease + self.drift;
-        let (lock, token) = (&self.keys.lock, &self.token);
+        let (lock, token) = (self.keys.lock(), &self.token);
         let calls = self
             .nodes
             .iter()

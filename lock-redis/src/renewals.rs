@@ -12,6 +12,7 @@ use crate::connection::Connection;
 use crate::error::BACKEND;
 use crate::invocation::{RENEW, millis};
 use crate::link::Link;
+use crate::script_call::ScriptCall;
 
 /// One hold's renewal: its lock key, owner token, and the lease in ms.
 #[derive(Debug)]
@@ -68,8 +69,11 @@ async fn run_scripts(mut connection: Connection, batch: &[Renewal]) -> RedisResu
     }
     let mut replies = Vec::with_capacity(batch.len());
     for renewal in batch {
-        let mut invocation = RENEW.key(&renewal.key);
-        invocation.arg(&renewal.token).arg(renewal.lease_ms);
+        let mut invocation = ScriptCall::new(&RENEW, 1);
+        invocation
+            .key(&renewal.key)
+            .arg(&renewal.token)
+            .arg(renewal.lease_ms);
         replies.push(invocation.invoke_async(&mut connection).await?);
     }
     Ok(replies)

@@ -6,12 +6,13 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use lock_core::{Error, ErrorKind, Result};
-use redis::{FromRedisValue, ScriptInvocation};
+use redis::FromRedisValue;
 
 use crate::connection::Connection;
 use crate::error::{from_redis, timed_out};
 use crate::invocation::millis;
 use crate::link::Link;
+use crate::script_call::ScriptCall;
 
 /// The most idle `WAIT` connections kept for reuse.
 const IDLE: usize = 8;
@@ -57,7 +58,7 @@ impl Replicas {
     pub(crate) async fn run_on<T: FromRedisValue>(
         &self,
         connection: &mut Connection,
-        invocation: &ScriptInvocation<'_>,
+        invocation: &ScriptCall,
     ) -> Result<T> {
         let script = invocation.invoke_async(connection);
         self.bounded(self.link.timeout(), script).await

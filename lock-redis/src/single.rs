@@ -90,7 +90,8 @@ impl RedisLock {
     #[doc(hidden)]
     pub fn keys_for(&self, name: &LockName) -> (String, String, String) {
         let keys = LockKeys::new(&self.steps.prefix, name);
-        (keys.lock, keys.fence, keys.channel)
+        let lock = keys.lock().to_owned();
+        (lock, keys.fence().to_string(), keys.channel().to_string())
     }
 }
 

@@ -56,7 +56,7 @@ impl Single {
     fn granted(&self, attempt: &RedisAttempt, fence: u64, sent: Instant) -> Try {
         let held = SingleHeld {
             node: self.node.clone(),
-            lock: attempt.keys.lock.as_str().into(),
+            lock: attempt.keys.lock().into(),
             token: attempt.token.as_str().into(),
         };
         Try::Granted(Grant::new(fence, Arc::new(held), sent))
@@ -90,7 +90,7 @@ impl Single {
                 if !matches!(outcome, Attempt::Granted(_)) {
                     return Ok(outcome);
                 }
-                let Some(acknowledged) = replicas.shortfall(connection, &keys.lock).await? else {
+                let Some(acknowledged) = replicas.shortfall(connection, keys.lock()).await? else {
                     return Ok(outcome);
                 };
                 let released = node.release(keys, owner.token).await.is_ok();
