@@ -146,3 +146,47 @@ async fn a_release_racing_the_park_still_wakes_the_waiter() {
 
 /// Releases [`a_release_racing_the_park_still_wakes_the_waiter`] sends.
 const RACES: usize = 40;
+
+/// A waiter that left (its client dropped while it was parked, as the end of a timed run drops
+/// every client) is no error for the release that finds it first in line: its connection is
+/// gone, and so is the wait to interrupt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_to_a_waiter_that_left_is_no_error() {
+    let Some(server) = require(MariaDbServer::start()) else {
+        return;
+    };
+    let url = server.url();
+    let mut probe = MySqlConnection::connect(&url).await.expect("probe");
+    let holder = KillRelay::connect(&url, "kill/left").await.expect("holder");
+    let waiter = Arc::new(KillRelay::connect(&url, "kill/left").await.expect("waiter"));
+    let held = holder.acquire().await.expect("uncontended grant");
+    let waiting = tokio::spawn({
+        let waiter = Arc::clone(&waiter);
+        async move { waiter.acquire().await.map_err(|e| e.to_string()) }
+    });
+    for _ in 0..100 {
+        if parked(&mut probe).await == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(parked(&mut probe).await, 1, "the waiter never parked");
+    waiting.abort();
+    assert!(
+        waiting.await.is_err_and(|e| e.is_cancelled()),
+        "not aborted"
+    );
+    drop(waiter);
+    // The server ends the dropped connections' threads once it reads their close.
+    let left = Instant::now();
+    while parked(&mut probe).await != 0 {
+        assert!(
+            left.elapsed() < WOKEN_WITHIN,
+            "the waiter's park outlived it"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    held.release()
+        .await
+        .expect("a release to a waiter that left");
+}

@@ -38,6 +38,9 @@ const RINGS_AT_MOST: u32 = 200;
 /// `ER_QUERY_INTERRUPTED`: a statement ended by `KILL QUERY`.
 const INTERRUPTED: u16 = 1317;
 
+/// `ER_NO_SUCH_THREAD`: the connection to interrupt is gone.
+const NO_SUCH_THREAD: u16 = 1094;
+
 /// Each client of one relay by id: its parked connection's id, and the grant noted for it.
 type Bells = Mutex<HashMap<usize, (u64, Arc<AtomicBool>)>>;
 
@@ -167,17 +170,26 @@ impl Held for Handed {
     }
 }
 
-/// Interrupts the statement the connection `parked_id` runs, if any.
+/// Interrupts the statement the connection `parked_id` runs, if any. A connection that is gone
+/// (its client was dropped while it waited, as the end of a timed run drops every client) has
+/// no wait left to end.
 async fn ring(statements: &tokio::sync::Mutex<MySqlConnection>, parked_id: u64) -> BenchResult<()> {
     let kill = sqlx::raw_sql(AssertSqlSafe(format!("KILL QUERY {parked_id}")).into_sql_str());
-    kill.execute(&mut *statements.lock().await).await?;
-    Ok(())
+    match kill.execute(&mut *statements.lock().await).await {
+        Err(error) if numbered(&error, NO_SUCH_THREAD) => Ok(()),
+        other => other.map(drop).map_err(Into::into),
+    }
 }
 
 /// A parked statement that a release interrupted.
 fn interrupted(error: &sqlx::Error) -> bool {
+    numbered(error, INTERRUPTED)
+}
+
+/// Whether `error` is the server's error `number`.
+fn numbered(error: &sqlx::Error, number: u16) -> bool {
     error
         .as_database_error()
         .and_then(|error| error.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
-        .is_some_and(|error| error.number() == INTERRUPTED)
+        .is_some_and(|error| error.number() == number)
 }
