@@ -42,6 +42,9 @@ const UPSERT: usize = 0;
 const ROW: usize = 1;
 const TAKE: usize = 2;
 
+/// `take_row.sql`, which `acquire_row.sql` also runs, in place of its `{take_row}`.
+const TAKE_ROW: &str = include_str!("../../sql/postgres/take_row.sql");
+
 /// SQLSTATE of a statement refused for want of a privilege.
 const INSUFFICIENT_PRIVILEGE: &str = "42501";
 
@@ -138,11 +141,11 @@ impl PgDb {
                 "",
             ),
             acquire_row: statement(
-                include_str!("../../sql/postgres/acquire_row.sql"),
+                &include_str!("../../sql/postgres/acquire_row.sql").replace("{take_row}", TAKE_ROW),
                 table,
                 "",
             ),
-            take_row: statement(include_str!("../../sql/postgres/take_row.sql"), table, ""),
+            take_row: statement(TAKE_ROW, table, ""),
             release: statement(include_str!("../../sql/postgres/release.sql"), table, ""),
             release_alone: statement(
                 include_str!("../../sql/postgres/release_alone.sql"),
