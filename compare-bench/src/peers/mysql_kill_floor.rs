@@ -11,6 +11,10 @@
 //! interrupts again every 5 ms (`RING_AGAIN`) until the waiter took its grant up. That happens
 //! only when a waiter queued less than a round trip before the release, so with many clients,
 //! whose waiters parked long before their turn, every handoff is one `KILL QUERY`.
+//!
+//! Fenced ([`KillRelay::connect_fenced`]), each grant also writes the lock row, as any fenced,
+//! table-backed lock must (see `mysql_fenced_row`): a handoff is then one `UPDATE` and one
+//! `KILL QUERY`, the least server work of a fenced table lock woken this way.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +26,7 @@ use lock_sql::sqlx::{self, AssertSqlSafe, Connection, MySqlConnection, SqlSafeSt
 
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
+use crate::peers::mysql_fenced_row::FencedRow;
 use crate::peers::mysql_park::{hold_anchor, parked_connection};
 use crate::peers::relay::{Relay, relay};
 
@@ -41,8 +46,17 @@ const INTERRUPTED: u16 = 1317;
 /// `ER_NO_SUCH_THREAD`: the connection to interrupt is gone.
 const NO_SUCH_THREAD: u16 = 1094;
 
-/// Each client of one relay by id: its parked connection's id, and the grant noted for it.
-type Bells = Mutex<HashMap<usize, (u64, Arc<AtomicBool>)>>;
+/// Each client of one relay by id: its parked connection's id, the grant noted for it, and its
+/// owner token.
+type Bells = Mutex<HashMap<usize, Bell>>;
+
+/// How a release reaches one waiting client.
+#[derive(Debug, Clone)]
+struct Bell {
+    parked_id: u64,
+    granted: Arc<AtomicBool>,
+    token: [u8; 16],
+}
 
 /// The bells of the relay `name`, shared by every client of it in this process.
 fn bells(name: &str) -> Arc<Bells> {
@@ -59,6 +73,9 @@ pub struct KillRelay {
     id: usize,
     bells: Arc<Bells>,
     granted: Arc<AtomicBool>,
+    token: [u8; 16],
+    /// The lock row each grant writes, when fenced.
+    row: Option<FencedRow>,
     statements: Arc<tokio::sync::Mutex<MySqlConnection>>,
     parked: tokio::sync::Mutex<MySqlConnection>,
     anchor: String,
@@ -76,22 +93,52 @@ impl KillRelay {
     ///
     /// A connection's or statement's error, or an anchor found taken.
     pub async fn connect(url: &str, name: &str) -> BenchResult<Self> {
-        let key = format!("mysql:{name}");
+        Self::open(url, name, false).await
+    }
+
+    /// Connects one client of the fenced relay `name`, whose grants write the lock row: its
+    /// anchor is held and the row is there when this returns.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping it closes the connections it was opening.
+    ///
+    /// # Errors
+    ///
+    /// A connection's or statement's error, or an anchor found taken.
+    pub async fn connect_fenced(url: &str, name: &str) -> BenchResult<Self> {
+        Self::open(url, name, true).await
+    }
+
+    async fn open(url: &str, name: &str, fenced: bool) -> BenchResult<Self> {
+        let key = format!("mysql:{}:{name}", if fenced { "fenced" } else { "bare" });
         let (relay, bells) = (relay(&key), bells(&key));
         let id = relay.join();
         let (anchor, anchor_holder) = hold_anchor(url, "kill-floor").await?;
         let (parked, parked_id) = parked_connection(url).await?;
-        let statements = MySqlConnection::connect(url).await?;
+        let mut statements = MySqlConnection::connect(url).await?;
+        let row = match fenced {
+            true => Some(FencedRow::open(&mut statements, name).await?),
+            false => None,
+        };
         let granted = Arc::new(AtomicBool::new(false));
+        let token = rand::random::<[u8; 16]>();
+        let bell = Bell {
+            parked_id,
+            granted: Arc::clone(&granted),
+            token,
+        };
         bells
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, (parked_id, Arc::clone(&granted)));
+            .insert(id, bell);
         Ok(Self {
             relay,
             id,
             bells,
             granted,
+            token,
+            row,
             statements: Arc::new(tokio::sync::Mutex::new(statements)),
             parked: tokio::sync::Mutex::new(parked),
             anchor,
@@ -119,7 +166,13 @@ impl KillRelay {
 #[async_trait]
 impl Contender for KillRelay {
     async fn acquire(&self) -> BenchResult<Box<dyn Held>> {
-        if !self.relay.take_or_queue(self.id) {
+        if self.relay.take_or_queue(self.id) {
+            if let Some(row) = &self.row {
+                row.grant(&mut *self.statements.lock().await, &self.token)
+                    .await?;
+            }
+        } else {
+            // The release that passed the relay on wrote the grant before it rang.
             while !self.granted.swap(false, Ordering::AcqRel) {
                 self.park().await?;
             }
@@ -127,16 +180,20 @@ impl Contender for KillRelay {
         Ok(Box::new(Handed {
             relay: Arc::clone(&self.relay),
             bells: Arc::clone(&self.bells),
+            token: self.token,
+            row: self.row.clone(),
             statements: Arc::clone(&self.statements),
         }))
     }
 }
 
 /// The relay, held: a release interrupts the first waiter's park, or frees the relay when
-/// none waits.
+/// none waits; fenced, it first grants the row to that waiter, or frees it.
 struct Handed {
     relay: Arc<Relay>,
     bells: Arc<Bells>,
+    token: [u8; 16],
+    row: Option<FencedRow>,
     statements: Arc<tokio::sync::Mutex<MySqlConnection>>,
 }
 
@@ -144,6 +201,10 @@ struct Handed {
 impl Held for Handed {
     async fn release(self: Box<Self>) -> BenchResult<()> {
         let Some(next) = self.relay.pass() else {
+            if let Some(row) = &self.row {
+                row.free(&mut *self.statements.lock().await, &self.token)
+                    .await?;
+            }
             return Ok(());
         };
         let bell = self
@@ -152,7 +213,15 @@ impl Held for Handed {
             .unwrap_or_else(PoisonError::into_inner)
             .get(&next)
             .cloned();
-        let (parked_id, granted) = bell.ok_or("the next waiter has no bell")?;
+        let Bell {
+            parked_id,
+            granted,
+            token,
+        } = bell.ok_or("the next waiter has no bell")?;
+        if let Some(row) = &self.row {
+            row.grant(&mut *self.statements.lock().await, &token)
+                .await?;
+        }
         granted.store(true, Ordering::Release);
         ring(&self.statements, parked_id).await?;
         let statements = Arc::clone(&self.statements);

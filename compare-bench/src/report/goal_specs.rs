@@ -52,12 +52,22 @@ pub struct Spec {
     /// `pg_notify` or `PUBLISH` per handoff to a client that listens): when even it falls short
     /// of the goal, no handoff woken that way reaches the goal.
     pub mechanism: Option<Pick>,
+    /// The same wake-up with the least lock work a fenced lock does around it (one write of
+    /// the lock row per grant): when it falls short of the goal, no fenced lock woken that way
+    /// reaches the goal; when it reaches it, the lock's further work per handoff is the gap.
+    pub fenced: Option<Pick>,
 }
 
 impl Spec {
     /// This goal, with `mechanism` as the bare wake-up that bounds its design.
     const fn woken_by(mut self, mechanism: Pick) -> Self {
         self.mechanism = Some(mechanism);
+        self
+    }
+
+    /// This goal, with `fenced` as the least a fenced lock woken the same way does.
+    const fn fenced_by(mut self, fenced: Pick) -> Self {
+        self.fenced = Some(fenced);
         self
     }
 }
@@ -113,6 +123,8 @@ const MYSQL_STATEMENT_FLOOR: Pick = row("latency", 1, &["release.sql floor"]);
 const MYSQL_STATEMENT_LINE_FLOOR: Pick = row("contention", 32, &["release.sql floor"]);
 /// One `KILL QUERY` per handoff to 32 clients that each park a connection of their own.
 const MYSQL_KILL_FLOOR: Pick = row("contention", 32, &["kill query handoff floor"]);
+/// The same, with one `UPDATE` of the lock row per grant: the least a fenced table lock does.
+const MYSQL_FENCED_FLOOR: Pick = row("contention", 32, &["fenced grant floor"]);
 /// One `pg_notify` per handoff to 32 clients that each listen on a connection of their own.
 const PG_NOTIFY_FLOOR: Pick = row("contention", 32, &["pg_notify handoff floor"]);
 /// One `PUBLISH` per handoff to 32 clients that each subscribe to a channel of their own.
@@ -144,6 +156,7 @@ const fn versus(
         at_least: !matches!(measure, Measure::P99Wait),
         floor: Some(floor),
         mechanism: None,
+        fenced: None,
     }
 }
 
@@ -165,6 +178,7 @@ const fn bound(
         at_least,
         floor: None,
         mechanism: None,
+        fenced: None,
     }
 }
 
@@ -291,7 +305,8 @@ pub const SPECS: [Spec; 21] = [
         0.5,
         MYSQL_STATEMENT_LINE_FLOOR,
     )
-    .woken_by(MYSQL_KILL_FLOOR),
+    .woken_by(MYSQL_KILL_FLOOR)
+    .fenced_by(MYSQL_FENCED_FLOOR),
     bound(
         "redis",
         "Redis, 100,000 held locks: client memory <= 1 KiB per lock",

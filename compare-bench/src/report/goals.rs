@@ -138,19 +138,24 @@ fn explain(records: &[Record], spec: &Spec, ours: &Record) -> String {
         .mechanism
         .as_ref()
         .and_then(|p| pick(records, spec.backend, p));
+    let fenced = spec
+        .fenced
+        .as_ref()
+        .and_then(|p| pick(records, spec.backend, p));
     match spec.measure {
         Measure::P99Wait => explain_wait(spec, (ours, floor, theirs), &setting),
-        _ => explain_rate(spec, (ours, floor, theirs), mechanism, &setting),
+        _ => explain_rate(spec, (ours, floor, theirs), (mechanism, fenced), &setting),
     }
 }
 
 /// A missed rate: distlock's share of the floor's pairs/s (what its client adds to that server
 /// work), the floor's reach of the peer's (whether that server work allows the goal at all),
-/// and, for a handoff, the bare wake-up's reach (whether any handoff woken that way does).
+/// and, for a handoff, the bare wake-up's reach (whether any handoff woken that way does) and
+/// that of the least fenced lock woken so (whether any fenced lock woken that way does).
 fn explain_rate(
     spec: &Spec,
     (ours, floor, theirs): (&Record, &Record, Option<&Record>),
-    mechanism: Option<&Record>,
+    (mechanism, fenced): (Option<&Record>, Option<&Record>),
     setting: &str,
 ) -> String {
     let share = ours.ops_per_s / floor.ops_per_s;
@@ -189,9 +194,12 @@ fn explain_rate(
     let woken = mechanism
         .zip(theirs)
         .map_or(String::new(), |(bare, peer)| woken_by(spec, bare, peer));
+    let fenced = fenced
+        .zip(theirs)
+        .map_or(String::new(), |(least, peer)| fenced_by(spec, least, peer));
     format!(
         "floor: {} {} pairs/s {setting}; distlock {} = x{share:.2} of it{}: \
-         {client}{floor_reach}{woken}{}",
+         {client}{floor_reach}{woken}{fenced}{}",
         floor.system,
         num(floor.ops_per_s),
         num(ours.ops_per_s),
@@ -216,6 +224,27 @@ fn woken_by(spec: &Spec, bare: &Record, peer: &Record) -> String {
              x{}): the wake-up allows the goal, and the lock's work around each handoff is \
              the gap",
             ratio(bare.ops_per_s / peer.ops_per_s, spec.want),
+            spec.want
+        ),
+    }
+}
+
+/// What the least fenced lock woken the same way (`least`: one write of the lock row per grant)
+/// says of the goal against `peer`: short of it, no fenced lock woken that way reaches the goal;
+/// reaching it, the lock's further work per handoff is the gap.
+fn fenced_by(spec: &Spec, least: &Record, peer: &Record) -> String {
+    let (system, rate) = (&least.system, num(least.ops_per_s));
+    match short_of(spec, least, peer) {
+        Some(reach) => format!(
+            "; with one row write per grant ({system}, {rate} pairs/s) it reaches only x{} of \
+             the peer: no fenced table lock woken that way reaches the goal",
+            ratio(reach, spec.want)
+        ),
+        None => format!(
+            "; with one row write per grant ({system}, {rate} pairs/s) it reaches x{} of the \
+             peer (goal x{}): a fenced row allows the goal, and the lock's further statements \
+             per handoff are the gap",
+            ratio(least.ops_per_s / peer.ops_per_s, spec.want),
             spec.want
         ),
     }

@@ -49,6 +49,10 @@ pub enum Kind {
     /// The MySQL/MariaDB handoff floor: a `KILL QUERY` of the next waiter's parked connection,
     /// each client parked in `GET_LOCK` on a connection of its own; contended only.
     MySqlKillFloor,
+    /// The MySQL/MariaDB fenced handoff floor: [`Kind::MySqlKillFloor`] whose every grant also
+    /// writes the lock row (a new fence, owner and lease) in one `UPDATE`, the least any fenced
+    /// table lock writes; contended only.
+    MySqlFencedFloor,
 }
 
 impl Kind {
@@ -70,6 +74,10 @@ impl Kind {
             Kind::PgNotifyFloor => "pg_notify handoff floor, a listener per client".to_owned(),
             Kind::MySqlKillFloor => {
                 "KILL QUERY handoff floor, a parked connection per client".to_owned()
+            }
+            Kind::MySqlFencedFloor => {
+                "one-UPDATE fenced grant floor, woken by KILL QUERY, a parked connection per client"
+                    .to_owned()
             }
             Kind::ZkFloor => format!(
                 "create+delete floor, zookeeper-client {}",
@@ -109,6 +117,7 @@ impl Kind {
             | Kind::ZkNodeFloor
             | Kind::PgNotifyFloor
             | Kind::MySqlKillFloor
+            | Kind::MySqlFencedFloor
             | Kind::RedisScriptFloor
             | Kind::RedisHandoffFloor => "floor (no lock semantics)",
         }
@@ -124,7 +133,10 @@ impl Kind {
     pub fn uncontended(self) -> bool {
         !matches!(
             self,
-            Kind::PgNotifyFloor | Kind::RedisHandoffFloor | Kind::MySqlKillFloor
+            Kind::PgNotifyFloor
+                | Kind::RedisHandoffFloor
+                | Kind::MySqlKillFloor
+                | Kind::MySqlFencedFloor
         )
     }
 
@@ -144,7 +156,8 @@ impl Kind {
             Kind::MySqlGetLock
             | Kind::MySqlRow(_)
             | Kind::MySqlStatementFloor
-            | Kind::MySqlKillFloor => "mysql",
+            | Kind::MySqlKillFloor
+            | Kind::MySqlFencedFloor => "mysql",
             Kind::ZkFloor | Kind::ZkRecipeFloor | Kind::ZkNodeFloor => "zookeeper",
         }
     }
@@ -200,6 +213,7 @@ pub fn all_kinds() -> Vec<Kind> {
         Kind::MySqlRow(1),
         Kind::MySqlStatementFloor,
         Kind::MySqlKillFloor,
+        Kind::MySqlFencedFloor,
         Kind::ZkFloor,
         Kind::ZkRecipeFloor,
         Kind::ZkNodeFloor,

@@ -194,6 +194,7 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
             Arc::new(mysql_statement_floor::connect(&servers.mysql, name).await?)
         }
         Kind::MySqlKillFloor => Arc::new(KillRelay::connect(&servers.mysql, name).await?),
+        Kind::MySqlFencedFloor => Arc::new(KillRelay::connect_fenced(&servers.mysql, name).await?),
     })
 }
 
