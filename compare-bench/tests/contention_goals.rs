@@ -194,11 +194,11 @@ fn mysql_contention_misses_say_whether_one_row_write_per_grant_reaches_the_goal(
     for (least, said) in [
         (
             4500.0,
-            "it reaches only x0.30 of the peer: no fenced table lock woken that way",
+            "reaches only x0.30 of the peer: no lock that fences this way reaches the goal",
         ),
         (
             8250.0,
-            "it reaches x0.55 of the peer (goal x0.5): a fenced row allows the goal",
+            "reaches x0.55 of the peer (goal x0.5): fencing this way allows the goal",
         ),
     ] {
         let records = vec![
@@ -215,7 +215,7 @@ fn mysql_contention_misses_say_whether_one_row_write_per_grant_reaches_the_goal(
             "the bare wake-up alone ({}, 9000",
             Kind::MySqlKillFloor.system()
         );
-        let cited = format!("with one row write per grant ({}", fenced.system());
+        let cited = format!("the least fenced lock ({}", fenced.system());
         assert!(
             pairs.why.contains(&bare) && pairs.why.contains(&cited) && pairs.why.contains(said),
             "{pairs:?}"

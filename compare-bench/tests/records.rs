@@ -110,6 +110,51 @@ fn redis_uncontended_misses_are_explained_by_the_script_floor() {
     );
 }
 
+/// Both Redis uncontended goals also cite the least fenced lock (one script that sets the key
+/// if absent and counts the fence): when it falls short of the goal's ratio, no lock that
+/// fences through one script reaches the goal; when it reaches it, distlock's further work is
+/// the gap. Its name keeps it out of the hand-written peer's and rslock's rows.
+#[test]
+fn redis_uncontended_misses_cite_the_least_fenced_lock() {
+    let fenced = Kind::RedisFencedFloor;
+    assert!(fenced.uncontended() && !fenced.contends() && fenced.backend() == "redis");
+    for (least, hand_written, with_rslock) in [
+        (
+            900.0,
+            "reaches only x0.90 of the peer: no lock",
+            "reaches only x0.95 of the peer",
+        ),
+        (
+            1200.0,
+            "reaches x1.20 of the peer (goal x1): fencing",
+            "reaches x1.26 of the peer (goal x1.15)",
+        ),
+    ] {
+        let records = vec![
+            uncontended(Kind::Distlock("redis").system(), "redis", 600.0),
+            uncontended(Kind::RedisPoll(1).system(), "redis", 1000.0),
+            uncontended(Kind::RsLock.system(), "redis", 950.0),
+            uncontended(Kind::RedisScriptFloor.system(), "redis", 700.0),
+            uncontended(fenced.system(), "redis", least),
+        ];
+        let goals = goals(&records);
+        let cited = format!("the least fenced lock ({}", fenced.system());
+        for (peer, said) in [
+            ("hand-written SET NX PX", hand_written),
+            ("rslock", with_rslock),
+        ] {
+            let missed = goal(&goals, &["Redis uncontended", peer]);
+            assert_eq!(missed.met, Some(false), "{missed:?}");
+            assert!(
+                missed.why.contains(&cited) && missed.why.contains(said),
+                "{missed:?}"
+            );
+            let floor = format!("floor: {} 700", Kind::RedisScriptFloor.system());
+            assert!(missed.why.starts_with(&floor), "{missed:?}");
+        }
+    }
+}
+
 #[test]
 fn postgres_uncontended_misses_are_explained_by_the_statement_floor() {
     uncontended_miss_is_explained_by_the_own_floor(

@@ -52,9 +52,10 @@ pub struct Spec {
     /// `pg_notify` or `PUBLISH` per handoff to a client that listens): when even it falls short
     /// of the goal, no handoff woken that way reaches the goal.
     pub mechanism: Option<Pick>,
-    /// The same wake-up with the least lock work a fenced lock does around it (one write of
-    /// the lock row per grant): when it falls short of the goal, no fenced lock woken that way
-    /// reaches the goal; when it reaches it, the lock's further work per handoff is the gap.
+    /// The least lock that hands out fencing tokens the way distlock does on this server (one
+    /// write of the lock row per grant, or one script that counts the fence beside its `SET`),
+    /// woken the same way: when it falls short of the goal, no lock that fences this way
+    /// reaches it; when it reaches it, distlock's further work is the gap.
     pub fenced: Option<Pick>,
 }
 
@@ -65,7 +66,7 @@ impl Spec {
         self
     }
 
-    /// This goal, with `fenced` as the least a fenced lock woken the same way does.
+    /// This goal, with `fenced` as the least lock that fences the way distlock does.
     const fn fenced_by(mut self, fenced: Pick) -> Self {
         self.fenced = Some(fenced);
         self
@@ -86,6 +87,9 @@ const OURS_1: Pick = row("latency", 1, DISTLOCK);
 const OURS_32: Pick = row("contention", 32, DISTLOCK);
 
 const REDIS_FLOOR: Pick = row("latency", 1, &["set nx"]);
+/// The least fenced Redis lock: one script that sets the key if absent and counts the fence,
+/// and the compare-and-delete release.
+const REDIS_FENCED_FLOOR: Pick = row("latency", 1, &["fenced-script floor"]);
 /// distlock's own Redis scripts from a bare client: the server work of distlock's pair.
 const REDIS_SCRIPT_FLOOR: Pick = row("latency", 1, &["acquire.lua"]);
 /// distlock's own Redis scripts from 32 bare clients, each waiting on an inbox of its own: the
@@ -195,7 +199,8 @@ pub const SPECS: [Spec; 21] = [
         PAIRS,
         1.0,
         REDIS_SCRIPT_FLOOR,
-    ),
+    )
+    .fenced_by(REDIS_FENCED_FLOOR),
     versus(
         "redis",
         "Redis uncontended >= 1.15x rslock",
@@ -203,7 +208,8 @@ pub const SPECS: [Spec; 21] = [
         PAIRS,
         1.15,
         REDIS_SCRIPT_FLOOR,
-    ),
+    )
+    .fenced_by(REDIS_FENCED_FLOOR),
     versus(
         "redis",
         "Redis 32 clients (FIFO) >= 0.8x rslock's pairs/s",

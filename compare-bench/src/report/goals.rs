@@ -150,8 +150,8 @@ fn explain(records: &[Record], spec: &Spec, ours: &Record) -> String {
 
 /// A missed rate: distlock's share of the floor's pairs/s (what its client adds to that server
 /// work), the floor's reach of the peer's (whether that server work allows the goal at all),
-/// and, for a handoff, the bare wake-up's reach (whether any handoff woken that way does) and
-/// that of the least fenced lock woken so (whether any fenced lock woken that way does).
+/// for a handoff, the bare wake-up's reach (whether any handoff woken that way does), and the
+/// least fenced lock's reach (whether any lock that fences that way does).
 fn explain_rate(
     spec: &Spec,
     (ours, floor, theirs): (&Record, &Record, Option<&Record>),
@@ -229,21 +229,21 @@ fn woken_by(spec: &Spec, bare: &Record, peer: &Record) -> String {
     }
 }
 
-/// What the least fenced lock woken the same way (`least`: one write of the lock row per grant)
-/// says of the goal against `peer`: short of it, no fenced lock woken that way reaches the goal;
-/// reaching it, the lock's further work per handoff is the gap.
+/// What the least fenced lock (`least`: the fewest server steps that still hand out a fencing
+/// token the way distlock does, woken the same way) says of the goal against `peer`: short of
+/// it, no lock that fences this way reaches the goal; reaching it, the lock's further work is
+/// the gap.
 fn fenced_by(spec: &Spec, least: &Record, peer: &Record) -> String {
     let (system, rate) = (&least.system, num(least.ops_per_s));
     match short_of(spec, least, peer) {
         Some(reach) => format!(
-            "; with one row write per grant ({system}, {rate} pairs/s) it reaches only x{} of \
-             the peer: no fenced table lock woken that way reaches the goal",
+            "; the least fenced lock ({system}, {rate} pairs/s) reaches only x{} of the peer: \
+             no lock that fences this way reaches the goal",
             ratio(reach, spec.want)
         ),
         None => format!(
-            "; with one row write per grant ({system}, {rate} pairs/s) it reaches x{} of the \
-             peer (goal x{}): a fenced row allows the goal, and the lock's further statements \
-             per handoff are the gap",
+            "; the least fenced lock ({system}, {rate} pairs/s) reaches x{} of the peer (goal \
+             x{}): fencing this way allows the goal, and the lock's further work is the gap",
             ratio(least.ops_per_s / peer.ops_per_s, spec.want),
             spec.want
         ),

@@ -11,6 +11,9 @@ pub enum Kind {
     Distlock(&'static str),
     /// Hand-written Redis `SET NX PX` + Lua release, polling every this many milliseconds.
     RedisPoll(u64),
+    /// The least fenced Redis lock: one script that sets the key if absent and counts the fence,
+    /// and the compare-and-delete release; uncontended only.
+    RedisFencedFloor,
     /// The rslock crate on one Redis.
     RsLock,
     /// The floor of distlock's Redis scripts: lock-redis's acquire and release scripts sent by a
@@ -61,6 +64,9 @@ impl Kind {
         match self {
             Kind::Distlock(_) => format!("distlock {}", env!("CARGO_PKG_VERSION")),
             Kind::RedisPoll(ms) => format!("SET NX PX + EVALSHA, {ms} ms poll"),
+            Kind::RedisFencedFloor => "fenced-script floor: one EVALSHA sets if absent and counts \
+                 the fence, compare-and-delete EVALSHA"
+                .to_owned(),
             Kind::RsLock => format!("rslock {}", crate_versions("rslock").join("/")),
             Kind::RedisScriptFloor => "acquire.lua/release.lua floor, bare EVALSHA".to_owned(),
             Kind::RedisHandoffFloor => "PUBLISH handoff floor, a channel per client".to_owned(),
@@ -118,6 +124,7 @@ impl Kind {
             | Kind::PgNotifyFloor
             | Kind::MySqlKillFloor
             | Kind::MySqlFencedFloor
+            | Kind::RedisFencedFloor
             | Kind::RedisScriptFloor
             | Kind::RedisHandoffFloor => "floor (no lock semantics)",
         }
@@ -125,7 +132,10 @@ impl Kind {
 
     /// Whether it takes part in the contention sweep: the uncontended floors cannot wait.
     pub fn contends(self) -> bool {
-        !matches!(self, Kind::PgFloor | Kind::ZkFloor | Kind::ZkNodeFloor)
+        !matches!(
+            self,
+            Kind::PgFloor | Kind::ZkFloor | Kind::ZkNodeFloor | Kind::RedisFencedFloor
+        )
     }
 
     /// Whether it takes part in the uncontended latency scenario: the handoff floor does
@@ -145,6 +155,7 @@ impl Kind {
         match self {
             Kind::Distlock(backend) => backend,
             Kind::RedisPoll(_)
+            | Kind::RedisFencedFloor
             | Kind::RsLock
             | Kind::RedisScriptFloor
             | Kind::RedisHandoffFloor => "redis",
@@ -201,6 +212,7 @@ pub fn all_kinds() -> Vec<Kind> {
     let mut kinds: Vec<Kind> = SWEPT_BACKENDS.iter().map(|b| Kind::Distlock(b)).collect();
     kinds.extend([
         Kind::RedisPoll(1),
+        Kind::RedisFencedFloor,
         Kind::RsLock,
         Kind::RedisScriptFloor,
         Kind::RedisHandoffFloor,

@@ -146,6 +146,10 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
         Kind::RedisPoll(ms) => {
             Arc::new(RedisPollLock::connect(&servers.redis, name, Duration::from_millis(ms)).await?)
         }
+        Kind::RedisFencedFloor => {
+            let poll = Duration::from_millis(1);
+            Arc::new(RedisPollLock::connect_fenced(&servers.redis, name, poll).await?)
+        }
         Kind::RsLock => Arc::new(RsLock::new(&servers.redis, name)),
         Kind::RedisScriptFloor => Arc::new(RedisScriptFloor::connect(&servers.redis, name).await?),
         Kind::RedisHandoffFloor => Arc::new(PublishRelay::connect(&servers.redis, name).await?),
