@@ -8,6 +8,7 @@ pub mod mysql_kill_floor;
 pub mod mysql_park;
 pub mod mysql_statement_floor;
 pub mod pg;
+pub mod pg_fenced_floor;
 pub mod pg_floor;
 pub mod pg_line;
 pub mod pg_notify_floor;

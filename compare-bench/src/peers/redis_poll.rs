@@ -1,10 +1,12 @@
 //! The hand-written Redis lock most projects start with: `SET key token NX PX ttl`, retried at a
 //! fixed interval while held, and a Lua compare-and-delete release (`EVALSHA`).
 //!
-//! Fenced ([`RedisPollLock::connect_fenced`]), the least Redis lock that hands out a fencing
-//! token: the `SET` moves into one script that also counts the fence when it set the key
-//! (`fenced_acquire.lua`), since a fence taken apart from the grant could go to a try that then
-//! lost; the release is the same.
+//! Fenced ([`RedisPollLock::connect_fenced`]), the least Redis locks that hand out a fencing
+//! token, in the two ways a grant and its fence can be one step on the server: one script that
+//! sets the key if absent and only then counts the fence (`fenced_acquire.lua`), or the same
+//! `SET` and an `INCR` of the fence in one `MULTI`/`EXEC`. The transaction counts a fence on
+//! every try, granted or not: tokens then skip numbers, but each grant's is still above every
+//! earlier grant's. The release is the same.
 
 use std::time::Duration;
 
@@ -22,8 +24,24 @@ pub struct RedisPollLock {
     interval: Duration,
     lease: Duration,
     release: Script,
-    /// The acquire script and the fence counter's key, when fenced.
-    fenced: Option<(Script, String)>,
+    /// How a grant counts its fence, and the fence counter's key, when fenced.
+    fenced: Option<(Fencing, String)>,
+}
+
+/// How a fenced lock counts a grant's fence in the step that grants it.
+#[derive(Clone, Debug)]
+pub enum Fencing {
+    /// One script: `SET NX PX`, then `INCR` only when it set the key.
+    Script(Script),
+    /// `SET NX PX` and `INCR` in one `MULTI`/`EXEC`.
+    Transaction,
+}
+
+impl Fencing {
+    /// The script way.
+    pub fn script() -> Self {
+        Fencing::Script(Script::new(include_str!("fenced_acquire.lua")))
+    }
 }
 
 impl std::fmt::Debug for RedisPollLock {
@@ -46,10 +64,11 @@ impl RedisPollLock {
     ///
     /// The connection's error.
     pub async fn connect(url: &str, key: &str, interval: Duration) -> BenchResult<Self> {
-        Self::open(url, key, interval, false).await
+        Self::open(url, key, interval, None).await
     }
 
-    /// Connects to `url` for the fenced lock `key`, polling every `interval` while it is held.
+    /// Connects to `url` for the lock `key` fenced the `fencing` way, polling every `interval`
+    /// while it is held.
     ///
     /// # Cancel safety
     ///
@@ -58,15 +77,22 @@ impl RedisPollLock {
     /// # Errors
     ///
     /// The connection's error.
-    pub async fn connect_fenced(url: &str, key: &str, interval: Duration) -> BenchResult<Self> {
-        Self::open(url, key, interval, true).await
+    pub async fn connect_fenced(
+        url: &str,
+        key: &str,
+        interval: Duration,
+        fencing: Fencing,
+    ) -> BenchResult<Self> {
+        Self::open(url, key, interval, Some(fencing)).await
     }
 
-    async fn open(url: &str, key: &str, interval: Duration, fenced: bool) -> BenchResult<Self> {
-        let fenced = fenced.then(|| {
-            let acquire = Script::new(include_str!("fenced_acquire.lua"));
-            (acquire, format!("{key}:fence"))
-        });
+    async fn open(
+        url: &str,
+        key: &str,
+        interval: Duration,
+        fencing: Option<Fencing>,
+    ) -> BenchResult<Self> {
+        let fenced = fencing.map(|fencing| (fencing, format!("{key}:fence")));
         let connection = redis::Client::open(url)?
             .get_multiplexed_async_connection()
             .await?;
@@ -80,7 +106,8 @@ impl RedisPollLock {
         })
     }
 
-    /// One `SET NX PX` attempt (fenced: one acquire script); `Some(token)` when it was granted.
+    /// One `SET NX PX` attempt (fenced: with its fence, in one step); `Some(token)` when it was
+    /// granted.
     ///
     /// # Cancel safety
     ///
@@ -93,15 +120,36 @@ impl RedisPollLock {
         let token = super::token();
         let mut connection = self.connection.clone();
         let lease_ms = self.lease.as_millis() as u64;
-        if let Some((acquire, fence)) = &self.fenced {
-            let fence: u64 = acquire
-                .key(&self.key)
-                .key(fence)
-                .arg(&token)
-                .arg(lease_ms)
-                .invoke_async(&mut connection)
-                .await?;
-            return Ok((fence > 0).then_some(token));
+        let granted = match &self.fenced {
+            None => None,
+            Some((Fencing::Script(acquire), fence)) => {
+                let fence: u64 = acquire
+                    .key(&self.key)
+                    .key(fence)
+                    .arg(&token)
+                    .arg(lease_ms)
+                    .invoke_async(&mut connection)
+                    .await?;
+                Some(fence > 0)
+            }
+            Some((Fencing::Transaction, fence)) => {
+                let (set, _fence): (Option<String>, u64) = redis::pipe()
+                    .atomic()
+                    .cmd("SET")
+                    .arg(&self.key)
+                    .arg(&token)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(lease_ms)
+                    .cmd("INCR")
+                    .arg(fence)
+                    .query_async(&mut connection)
+                    .await?;
+                Some(set.is_some())
+            }
+        };
+        if let Some(granted) = granted {
+            return Ok(granted.then_some(token));
         }
         let set: Option<String> = redis::cmd("SET")
             .arg(&self.key)

@@ -87,9 +87,9 @@ const OURS_1: Pick = row("latency", 1, DISTLOCK);
 const OURS_32: Pick = row("contention", 32, DISTLOCK);
 
 const REDIS_FLOOR: Pick = row("latency", 1, &["set nx"]);
-/// The least fenced Redis lock: one script that sets the key if absent and counts the fence,
-/// and the compare-and-delete release.
-const REDIS_FENCED_FLOOR: Pick = row("latency", 1, &["fenced-script floor"]);
+/// The least fenced Redis locks: `SET NX PX` and a count of the fence in one script or one
+/// `MULTI`/`EXEC`, and the compare-and-delete release (the faster of the two).
+const REDIS_FENCED_FLOOR: Pick = row("latency", 1, &["least-fenced floor"]);
 /// distlock's own Redis scripts from a bare client: the server work of distlock's pair.
 const REDIS_SCRIPT_FLOOR: Pick = row("latency", 1, &["acquire.lua"]);
 /// distlock's own Redis scripts from 32 bare clients, each waiting on an inbox of its own: the
@@ -107,6 +107,9 @@ const ZK_RECIPE_QUEUE_FLOOR: Pick = row("contention", 32, &["recipe floor"]);
 /// `acquire_first.sql` in runs before `acquire_free.sql` did, `acquire_free.sql` in runs before
 /// `acquire_row.sql` did, and `acquire_row.sql` in runs before `take_row.sql` did.
 const PG_STATEMENT_FLOOR: Pick = row("latency", 1, PG_STATEMENTS);
+/// The least fenced PostgreSQL lock: the `INSERT`/`DELETE` floor whose insert also takes the
+/// next value of a sequence as the fence.
+const PG_FENCED_FLOOR: Pick = row("latency", 1, &["least-fenced floor"]);
 /// The same statements from 32 bare clients that wait in line as distlock's acquisitions do (a
 /// waiter entry with grant terms, a listener that hears the grant): the server work of
 /// distlock's contended grants, served in arrival order.
@@ -128,7 +131,7 @@ const MYSQL_STATEMENT_LINE_FLOOR: Pick = row("contention", 32, &["release.sql fl
 /// One `KILL QUERY` per handoff to 32 clients that each park a connection of their own.
 const MYSQL_KILL_FLOOR: Pick = row("contention", 32, &["kill query handoff floor"]);
 /// The same, with one `UPDATE` of the lock row per grant: the least a fenced table lock does.
-const MYSQL_FENCED_FLOOR: Pick = row("contention", 32, &["fenced grant floor"]);
+const MYSQL_FENCED_FLOOR: Pick = row("contention", 32, &["least-fenced floor"]);
 /// One `pg_notify` per handoff to 32 clients that each listen on a connection of their own.
 const PG_NOTIFY_FLOOR: Pick = row("contention", 32, &["pg_notify handoff floor"]);
 /// One `PUBLISH` per handoff to 32 clients that each subscribe to a channel of their own.
@@ -268,7 +271,8 @@ pub const SPECS: [Spec; 21] = [
         PAIRS,
         1.0,
         PG_STATEMENT_FLOOR,
-    ),
+    )
+    .fenced_by(PG_FENCED_FLOOR),
     versus(
         "postgres",
         "PostgreSQL 32 clients (FIFO) >= 3x the polling row lock",

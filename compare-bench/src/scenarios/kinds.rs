@@ -11,9 +11,9 @@ pub enum Kind {
     Distlock(&'static str),
     /// Hand-written Redis `SET NX PX` + Lua release, polling every this many milliseconds.
     RedisPoll(u64),
-    /// The least fenced Redis lock: one script that sets the key if absent and counts the fence,
-    /// and the compare-and-delete release; uncontended only.
-    RedisFencedFloor,
+    /// The least fenced Redis lock: `SET NX PX` and a count of the fence in one step (one script,
+    /// or one `MULTI`/`EXEC`), and the compare-and-delete release; uncontended only.
+    RedisFencedFloor(RedisFence),
     /// The rslock crate on one Redis.
     RsLock,
     /// The floor of distlock's Redis scripts: lock-redis's acquire and release scripts sent by a
@@ -28,6 +28,9 @@ pub enum Kind {
     PgAdvisory,
     /// The PostgreSQL floor: one `INSERT` and one `DELETE`, uncontended only.
     PgFloor,
+    /// The least fenced PostgreSQL lock: [`Kind::PgFloor`] whose insert also takes the next
+    /// value of a sequence as the fence; uncontended only.
+    PgFencedFloor,
     /// The floor of distlock's PostgreSQL statements: lock-sql's acquire and release
     /// statements sent by a bare client, which waits in line on a listener as distlock does.
     PgStatementFloor,
@@ -58,21 +61,40 @@ pub enum Kind {
     MySqlFencedFloor,
 }
 
+/// How the least fenced Redis lock counts a grant's fence in the step that grants it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedisFence {
+    /// One script.
+    Script,
+    /// One `MULTI`/`EXEC`.
+    Transaction,
+}
+
 impl Kind {
     /// The `system` label: library and version.
     pub fn system(self) -> String {
         match self {
             Kind::Distlock(_) => format!("distlock {}", env!("CARGO_PKG_VERSION")),
             Kind::RedisPoll(ms) => format!("SET NX PX + EVALSHA, {ms} ms poll"),
-            Kind::RedisFencedFloor => "fenced-script floor: one EVALSHA sets if absent and counts \
-                 the fence, compare-and-delete EVALSHA"
-                .to_owned(),
+            Kind::RedisFencedFloor(RedisFence::Script) => {
+                "least-fenced floor, script: one EVALSHA sets if absent and counts the fence, \
+                 compare-and-delete EVALSHA"
+                    .to_owned()
+            }
+            Kind::RedisFencedFloor(RedisFence::Transaction) => {
+                "least-fenced floor, MULTI/EXEC: SET if absent and INCR the fence, \
+                 compare-and-delete EVALSHA"
+                    .to_owned()
+            }
             Kind::RsLock => format!("rslock {}", crate_versions("rslock").join("/")),
             Kind::RedisScriptFloor => "acquire.lua/release.lua floor, bare EVALSHA".to_owned(),
             Kind::RedisHandoffFloor => "PUBLISH handoff floor, a channel per client".to_owned(),
             Kind::PgRow(ms) => format!("INSERT ON CONFLICT/DELETE, {ms} ms poll"),
             Kind::PgAdvisory => "pg_advisory_lock".to_owned(),
             Kind::PgFloor => "INSERT/DELETE floor, no polling".to_owned(),
+            Kind::PgFencedFloor => "least-fenced floor, nextval: one statement adds the holder \
+                 with the next sequence value, one removes it"
+                .to_owned(),
             Kind::PgStatementFloor => {
                 "take_row.sql/release_alone.sql floor, one connection, in line on a listener"
                     .to_owned()
@@ -82,7 +104,8 @@ impl Kind {
                 "KILL QUERY handoff floor, a parked connection per client".to_owned()
             }
             Kind::MySqlFencedFloor => {
-                "one-UPDATE fenced grant floor, woken by KILL QUERY, a parked connection per client"
+                "least-fenced floor, woken by KILL QUERY: one UPDATE per grant, a parked \
+                 connection per client"
                     .to_owned()
             }
             Kind::ZkFloor => format!(
@@ -116,6 +139,7 @@ impl Kind {
             Kind::RedisPoll(_) | Kind::PgRow(_) | Kind::MySqlRow(_) => "hand-written lock",
             Kind::PgAdvisory | Kind::MySqlGetLock => "server's built-in lock",
             Kind::PgFloor
+            | Kind::PgFencedFloor
             | Kind::PgStatementFloor
             | Kind::MySqlStatementFloor
             | Kind::ZkFloor
@@ -124,7 +148,7 @@ impl Kind {
             | Kind::PgNotifyFloor
             | Kind::MySqlKillFloor
             | Kind::MySqlFencedFloor
-            | Kind::RedisFencedFloor
+            | Kind::RedisFencedFloor(_)
             | Kind::RedisScriptFloor
             | Kind::RedisHandoffFloor => "floor (no lock semantics)",
         }
@@ -134,7 +158,11 @@ impl Kind {
     pub fn contends(self) -> bool {
         !matches!(
             self,
-            Kind::PgFloor | Kind::ZkFloor | Kind::ZkNodeFloor | Kind::RedisFencedFloor
+            Kind::PgFloor
+                | Kind::PgFencedFloor
+                | Kind::ZkFloor
+                | Kind::ZkNodeFloor
+                | Kind::RedisFencedFloor(_)
         )
     }
 
@@ -155,13 +183,14 @@ impl Kind {
         match self {
             Kind::Distlock(backend) => backend,
             Kind::RedisPoll(_)
-            | Kind::RedisFencedFloor
+            | Kind::RedisFencedFloor(_)
             | Kind::RsLock
             | Kind::RedisScriptFloor
             | Kind::RedisHandoffFloor => "redis",
             Kind::PgRow(_)
             | Kind::PgAdvisory
             | Kind::PgFloor
+            | Kind::PgFencedFloor
             | Kind::PgStatementFloor
             | Kind::PgNotifyFloor => "postgres",
             Kind::MySqlGetLock
@@ -212,13 +241,15 @@ pub fn all_kinds() -> Vec<Kind> {
     let mut kinds: Vec<Kind> = SWEPT_BACKENDS.iter().map(|b| Kind::Distlock(b)).collect();
     kinds.extend([
         Kind::RedisPoll(1),
-        Kind::RedisFencedFloor,
+        Kind::RedisFencedFloor(RedisFence::Script),
+        Kind::RedisFencedFloor(RedisFence::Transaction),
         Kind::RsLock,
         Kind::RedisScriptFloor,
         Kind::RedisHandoffFloor,
         Kind::PgRow(1),
         Kind::PgAdvisory,
         Kind::PgFloor,
+        Kind::PgFencedFloor,
         Kind::PgStatementFloor,
         Kind::PgNotifyFloor,
         Kind::MySqlGetLock,

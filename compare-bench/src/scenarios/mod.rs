@@ -25,20 +25,22 @@ use lock_testkit::servers::ZkServer;
 use crate::BenchResult;
 use crate::contend::{Contender, DistlockContender};
 use crate::peers::mysql_kill_floor::KillRelay;
+use crate::peers::pg_fenced_floor::PgFencedFloor;
 use crate::peers::pg_floor::PgFloor;
 use crate::peers::pg_notify_floor::NotifyRelay;
 use crate::peers::redis_handoff_floor::PublishRelay;
+use crate::peers::redis_poll::{Fencing, RedisPollLock};
 use crate::peers::redis_script_floor::RedisScriptFloor;
+use crate::peers::rslock_peer::RsLock;
 use crate::peers::zk_floor::ZkFloor;
 use crate::peers::zk_node_floor::ZkNodeFloor;
 use crate::peers::zk_recipe_floor::ZkRecipeFloor;
 use crate::peers::{mysql, mysql_statement_floor, pg, pg_statement_floor};
-use crate::peers::{redis_poll::RedisPollLock, rslock_peer::RsLock};
 use crate::record::Record;
 use crate::servers::{Servers, host_port};
 
 pub use kinds::{
-    BACKENDS, Kind, REDIS_CLUSTER, ROLE_LIBRARY, ROLE_OURS, SWEPT_BACKENDS, all_kinds,
+    BACKENDS, Kind, REDIS_CLUSTER, ROLE_LIBRARY, ROLE_OURS, RedisFence, SWEPT_BACKENDS, all_kinds,
 };
 
 /// What a scenario needs: the servers, the run's size, and where results go.
@@ -146,9 +148,13 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
         Kind::RedisPoll(ms) => {
             Arc::new(RedisPollLock::connect(&servers.redis, name, Duration::from_millis(ms)).await?)
         }
-        Kind::RedisFencedFloor => {
+        Kind::RedisFencedFloor(fence) => {
+            let fencing = match fence {
+                RedisFence::Script => Fencing::script(),
+                RedisFence::Transaction => Fencing::Transaction,
+            };
             let poll = Duration::from_millis(1);
-            Arc::new(RedisPollLock::connect_fenced(&servers.redis, name, poll).await?)
+            Arc::new(RedisPollLock::connect_fenced(&servers.redis, name, poll, fencing).await?)
         }
         Kind::RsLock => Arc::new(RsLock::new(&servers.redis, name)),
         Kind::RedisScriptFloor => Arc::new(RedisScriptFloor::connect(&servers.redis, name).await?),
@@ -166,6 +172,7 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
             pg::ensure_table(&servers.postgres).await?;
             Arc::new(PgFloor::connect(&servers.postgres, name).await?)
         }
+        Kind::PgFencedFloor => Arc::new(PgFencedFloor::connect(&servers.postgres, name).await?),
         Kind::PgStatementFloor => {
             Arc::new(pg_statement_floor::connect(&servers.postgres, name).await?)
         }
