@@ -183,48 +183,6 @@ fn mysql_contention_misses_say_whether_the_bare_interrupt_reaches_the_goal() {
     }
 }
 
-/// MySQL's 32-client goal also cites the fenced floor, the same interrupt with one write of the
-/// lock row per grant: as the bound of any fenced table lock woken that way when it falls short
-/// of the goal, and as proof that distlock's further statements are the gap when it reaches it.
-/// The floors' names keep each one picked for its own part only.
-#[test]
-fn mysql_contention_misses_say_whether_one_row_write_per_grant_reaches_the_goal() {
-    let fenced = Kind::MySqlFencedFloor;
-    assert!(fenced.contends() && !fenced.uncontended() && fenced.backend() == "mysql");
-    for (least, said) in [
-        (
-            4500.0,
-            "reaches only x0.30 of the peer: no lock that fences this way reaches the goal",
-        ),
-        (
-            8250.0,
-            "reaches x0.55 of the peer (goal x0.5): fencing this way allows the goal",
-        ),
-    ] {
-        let records = vec![
-            at_32(Kind::Distlock("mysql").system(), "mysql", 1000.0, 0.0),
-            at_32(Kind::MySqlGetLock.system(), "mysql", 15_000.0, 0.0),
-            at_32(Kind::MySqlStatementFloor.system(), "mysql", 1050.0, 0.0),
-            at_32(Kind::MySqlKillFloor.system(), "mysql", 9000.0, 0.0),
-            at_32(fenced.system(), "mysql", least, 0.0),
-        ];
-        let goals = goals(&records);
-        let pairs = goal(&goals, &["MySQL/MariaDB 32 clients"]);
-        assert_eq!(pairs.met, Some(false), "{pairs:?}");
-        let bare = format!(
-            "the bare wake-up alone ({}, 9000",
-            Kind::MySqlKillFloor.system()
-        );
-        let cited = format!("the least fenced lock ({}", fenced.system());
-        assert!(
-            pairs.why.contains(&bare) && pairs.why.contains(&cited) && pairs.why.contains(said),
-            "{pairs:?}"
-        );
-        let floor = format!("floor: {} 1050", Kind::MySqlStatementFloor.system());
-        assert!(pairs.why.starts_with(&floor), "{pairs:?}");
-    }
-}
-
 /// ZooKeeper's 32-client goal is explained by the recipe floor of the same sweep: 32 bare
 /// sessions doing a queue recipe's server work, not by the uncontended create+delete floor.
 #[test]

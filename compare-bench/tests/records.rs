@@ -4,7 +4,7 @@ mod support;
 
 use compare_bench::record::Record;
 use compare_bench::report::goals;
-use compare_bench::scenarios::{Kind, RedisFence};
+use compare_bench::scenarios::Kind;
 use support::{at_32, goal, uncontended};
 
 #[test]
@@ -108,89 +108,6 @@ fn redis_uncontended_misses_are_explained_by_the_script_floor() {
         Kind::RedisScriptFloor,
         "hand-written SET NX PX",
     );
-}
-
-/// Both Redis uncontended goals also cite the least fenced lock, the faster of its two ways
-/// (one script, one `MULTI`/`EXEC`): when it falls short of the goal's ratio, no lock that
-/// fences in one step reaches the goal; when it reaches it, distlock's further work is the gap.
-/// Their names keep them out of the hand-written peer's and rslock's rows.
-#[test]
-fn redis_uncontended_misses_cite_the_least_fenced_lock() {
-    let fenced = Kind::RedisFencedFloor(RedisFence::Transaction);
-    let scripted = Kind::RedisFencedFloor(RedisFence::Script);
-    for floor in [fenced, scripted] {
-        assert!(floor.uncontended() && !floor.contends() && floor.backend() == "redis");
-    }
-    for (least, hand_written, with_rslock) in [
-        (
-            900.0,
-            "reaches only x0.90 of the peer: no lock",
-            "reaches only x0.95 of the peer",
-        ),
-        (
-            1200.0,
-            "reaches x1.20 of the peer (goal x1): fencing",
-            "reaches x1.26 of the peer (goal x1.15)",
-        ),
-    ] {
-        let records = vec![
-            uncontended(Kind::Distlock("redis").system(), "redis", 600.0),
-            uncontended(Kind::RedisPoll(1).system(), "redis", 1000.0),
-            uncontended(Kind::RsLock.system(), "redis", 950.0),
-            uncontended(Kind::RedisScriptFloor.system(), "redis", 700.0),
-            uncontended(fenced.system(), "redis", least),
-            uncontended(scripted.system(), "redis", least - 50.0),
-        ];
-        let goals = goals(&records);
-        let cited = format!("the least fenced lock ({}", fenced.system());
-        for (peer, said) in [
-            ("hand-written SET NX PX", hand_written),
-            ("rslock", with_rslock),
-        ] {
-            let missed = goal(&goals, &["Redis uncontended", peer]);
-            assert_eq!(missed.met, Some(false), "{missed:?}");
-            assert!(
-                missed.why.contains(&cited) && missed.why.contains(said),
-                "{missed:?}"
-            );
-            let floor = format!("floor: {} 700", Kind::RedisScriptFloor.system());
-            assert!(missed.why.starts_with(&floor), "{missed:?}");
-        }
-    }
-}
-
-/// PostgreSQL's uncontended goal also cites the least fenced lock (the `INSERT`/`DELETE` floor
-/// whose insert takes a sequence's next value as the fence); its name keeps it out of the
-/// row-lock peers' rows even when it is the fastest.
-#[test]
-fn postgres_uncontended_misses_cite_the_least_fenced_lock() {
-    let fenced = Kind::PgFencedFloor;
-    assert!(fenced.uncontended() && !fenced.contends() && fenced.backend() == "postgres");
-    for (least, said) in [
-        (950.0, "reaches only x0.95 of the peer: no lock"),
-        (1100.0, "reaches x1.10 of the peer (goal x1): fencing"),
-    ] {
-        let records = vec![
-            uncontended(Kind::Distlock("postgres").system(), "postgres", 600.0),
-            uncontended(Kind::PgFloor.system(), "postgres", 1000.0),
-            uncontended(Kind::PgRow(1).system(), "postgres", 900.0),
-            uncontended(Kind::PgStatementFloor.system(), "postgres", 700.0),
-            uncontended(fenced.system(), "postgres", least),
-        ];
-        let goals = goals(&records);
-        let missed = goal(&goals, &["PostgreSQL uncontended"]);
-        assert_eq!(missed.met, Some(false), "{missed:?}");
-        let floor = format!("floor: {} 700", Kind::PgStatementFloor.system());
-        assert!(
-            missed.why.starts_with(&floor) && missed.why.contains("x0.86 of it"),
-            "{missed:?}"
-        );
-        let cited = format!("the least fenced lock ({}", fenced.system());
-        assert!(
-            missed.why.contains(&cited) && missed.why.contains(said),
-            "{missed:?}"
-        );
-    }
 }
 
 #[test]

@@ -132,6 +132,8 @@ const MYSQL_STATEMENT_LINE_FLOOR: Pick = row("contention", 32, &["release.sql fl
 const MYSQL_KILL_FLOOR: Pick = row("contention", 32, &["kill query handoff floor"]);
 /// The same, with one `UPDATE` of the lock row per grant: the least a fenced table lock does.
 const MYSQL_FENCED_FLOOR: Pick = row("contention", 32, &["least-fenced floor"]);
+/// That floor with one client: one `UPDATE` to take the lock row, one to free it.
+const MYSQL_FENCED_PAIR_FLOOR: Pick = row("latency", 1, &["least-fenced floor"]);
 /// One `pg_notify` per handoff to 32 clients that each listen on a connection of their own.
 const PG_NOTIFY_FLOOR: Pick = row("contention", 32, &["pg_notify handoff floor"]);
 /// One `PUBLISH` per handoff to 32 clients that each subscribe to a channel of their own.
@@ -306,7 +308,8 @@ pub const SPECS: [Spec; 21] = [
         PAIRS,
         0.5,
         MYSQL_STATEMENT_FLOOR,
-    ),
+    )
+    .fenced_by(MYSQL_FENCED_PAIR_FLOOR),
     versus(
         "mysql",
         "MySQL/MariaDB 32 clients >= 0.5x GET_LOCK",

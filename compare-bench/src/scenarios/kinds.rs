@@ -57,7 +57,7 @@ pub enum Kind {
     MySqlKillFloor,
     /// The MySQL/MariaDB fenced handoff floor: [`Kind::MySqlKillFloor`] whose every grant also
     /// writes the lock row (a new fence, owner and lease) in one `UPDATE`, the least any fenced
-    /// table lock writes; contended only.
+    /// table lock writes; uncontended, a grant and a release are one `UPDATE` each.
     MySqlFencedFloor,
 }
 
@@ -166,15 +166,13 @@ impl Kind {
         )
     }
 
-    /// Whether it takes part in the uncontended latency scenario: the handoff floor does
-    /// nothing on the server without a waiter.
+    /// Whether it takes part in the uncontended latency scenario: the bare handoff floors do
+    /// nothing on the server without a waiter (the fenced one writes its row at each grant and
+    /// release, the least fenced lock's pair).
     pub fn uncontended(self) -> bool {
         !matches!(
             self,
-            Kind::PgNotifyFloor
-                | Kind::RedisHandoffFloor
-                | Kind::MySqlKillFloor
-                | Kind::MySqlFencedFloor
+            Kind::PgNotifyFloor | Kind::RedisHandoffFloor | Kind::MySqlKillFloor
         )
     }
 
