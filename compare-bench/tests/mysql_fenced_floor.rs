@@ -1,9 +1,10 @@
 //! The fenced MySQL/MariaDB handoff floor on a real MariaDB: every grant writes the lock row (a
 //! higher fence, the new owner), a handoff's write lands before the waiter is woken, and a
-//! release with nobody waiting frees the row.
+//! release with nobody waiting frees the row. Its clients taking turns back to back are tested
+//! with the bare floor's (`mysql_kill_floor.rs`).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use compare_bench::contend::Contender;
 use compare_bench::peers::mysql_kill_floor::KillRelay;
@@ -74,40 +75,3 @@ async fn each_grant_writes_a_higher_fence_and_its_owner() {
         "freed, fence kept"
     );
 }
-
-/// Clients that ask again as soon as they release keep handing the fenced relay on, each grant
-/// one write: every turn is granted, none sleeps out a park, and the row ends free.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn clients_asking_back_to_back_take_turns() {
-    let Some(server) = require(MariaDbServer::start()) else {
-        return;
-    };
-    let url = server.url();
-    let name = "fenced/back-to-back";
-    let mut tasks = Vec::new();
-    for _ in 0..4 {
-        let client = KillRelay::connect_fenced(&url, name).await.expect("client");
-        tasks.push(tokio::spawn(async move {
-            for _ in 0..TURNS {
-                let held = client.acquire().await.map_err(|e| e.to_string())?;
-                held.release().await.map_err(|e| e.to_string())?;
-            }
-            Ok::<_, String>(())
-        }));
-    }
-    let started = Instant::now();
-    for task in tasks {
-        let done = tokio::time::timeout(Duration::from_secs(20), task).await;
-        done.expect("turns finished").expect("task").expect("turns");
-    }
-    let took = started.elapsed();
-    assert!(
-        took < Duration::from_secs(5),
-        "{TURNS} turns each took {took:?}"
-    );
-    let mut probe = MySqlConnection::connect(&url).await.expect("probe");
-    assert_eq!(row(&mut probe, name).await.0, None, "the row ends free");
-}
-
-/// Turns each client of [`clients_asking_back_to_back_take_turns`] takes.
-const TURNS: usize = 200;

@@ -80,18 +80,23 @@ async fn a_release_interrupts_the_parked_waiter() {
 }
 
 /// Clients that ask again as soon as they release, as the contention sweep's do, keep handing
-/// the relay on: every turn is granted, none sleeps out a park.
+/// the relay on: every turn is granted, none sleeps out a park. Fenced, each grant also writes
+/// the lock row, and the row ends free.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_asking_back_to_back_take_turns() {
     let Some(server) = require(MariaDbServer::start()) else {
         return;
     };
     let url = server.url();
-    for count in [2, 4] {
-        let name = format!("kill/turns/{count}");
+    for (fenced, count) in [(false, 2), (false, 4), (true, 4)] {
+        let name = format!("kill/turns/{fenced}/{count}");
         let mut tasks = Vec::new();
         for _ in 0..count {
-            let client = KillRelay::connect(&url, &name).await.expect("client");
+            let client = match fenced {
+                true => KillRelay::connect_fenced(&url, &name).await,
+                false => KillRelay::connect(&url, &name).await,
+            };
+            let client = client.expect("client");
             tasks.push(tokio::spawn(async move {
                 for _ in 0..TURNS {
                     let held = client.acquire().await.map_err(|e| e.to_string())?;
@@ -108,8 +113,18 @@ async fn clients_asking_back_to_back_take_turns() {
         let took = started.elapsed();
         assert!(
             took < Duration::from_secs(5),
-            "{count} clients: {TURNS} turns each took {took:?}"
+            "{count} clients, fenced {fenced}: {TURNS} turns each took {took:?}"
         );
+        if fenced {
+            let mut probe = MySqlConnection::connect(&url).await.expect("probe");
+            let owner: Option<Vec<u8>> =
+                sqlx::query_scalar("SELECT owner FROM peer_fenced_floor WHERE name = ?")
+                    .bind(&name)
+                    .fetch_one(&mut probe)
+                    .await
+                    .expect("read the lock row");
+            assert_eq!(owner, None, "the row ends free");
+        }
     }
 }
 
