@@ -120,8 +120,18 @@ impl RedisPollLock {
         let token = super::token();
         let mut connection = self.connection.clone();
         let lease_ms = self.lease.as_millis() as u64;
+        // The hand-written lock's grant, alone or with its fence beside it.
+        let mut set = redis::cmd("SET");
+        set.arg(&self.key)
+            .arg(&token)
+            .arg("NX")
+            .arg("PX")
+            .arg(lease_ms);
         let granted = match &self.fenced {
-            None => None,
+            None => {
+                let set: Option<String> = set.query_async(&mut connection).await?;
+                set.is_some()
+            }
             Some((Fencing::Script(acquire), fence)) => {
                 let fence: u64 = acquire
                     .key(&self.key)
@@ -130,36 +140,20 @@ impl RedisPollLock {
                     .arg(lease_ms)
                     .invoke_async(&mut connection)
                     .await?;
-                Some(fence > 0)
+                fence > 0
             }
             Some((Fencing::Transaction, fence)) => {
                 let (set, _fence): (Option<String>, u64) = redis::pipe()
                     .atomic()
-                    .cmd("SET")
-                    .arg(&self.key)
-                    .arg(&token)
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(lease_ms)
+                    .add_command(set)
                     .cmd("INCR")
                     .arg(fence)
                     .query_async(&mut connection)
                     .await?;
-                Some(set.is_some())
+                set.is_some()
             }
         };
-        if let Some(granted) = granted {
-            return Ok(granted.then_some(token));
-        }
-        let set: Option<String> = redis::cmd("SET")
-            .arg(&self.key)
-            .arg(&token)
-            .arg("NX")
-            .arg("PX")
-            .arg(lease_ms)
-            .query_async(&mut connection)
-            .await?;
-        Ok(set.map(|_| token))
+        Ok(granted.then_some(token))
     }
 }
 
