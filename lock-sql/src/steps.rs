@@ -173,7 +173,7 @@ impl LockSteps for SqlSteps {
             .await
             .map_err(|error| inner.error(error, "acquire"))?;
         let busy = match outcome {
-            Attempt::Granted(fence) => {
+            Attempt::Granted(fence) | Attempt::Handed(fence) => {
                 let mut settled = true;
                 if !was_placed || inner.db.acquire_keeps_entry() {
                     // No entry was placed before, and a try that grants places none; or the
@@ -181,7 +181,7 @@ impl LockSteps for SqlSteps {
                     attempt.entry.removed();
                 } else {
                     // A failure leaves an entry that expires by itself; the grant stands.
-                    match inner.db.leave(Some(conn), name, attempt.entry.id).await {
+                    match inner.db.leave_granted(conn, name, attempt.entry.id).await {
                         Ok(()) => attempt.entry.removed(),
                         Err(error) => {
                             settled = false;
@@ -197,7 +197,11 @@ impl LockSteps for SqlSteps {
                     name: attempt.name.clone(),
                     owner: attempt.owner,
                 };
-                return Ok(Try::Granted(Grant::new(fence, Arc::new(held), sent)));
+                let lease_from = match outcome {
+                    Attempt::Handed(_) => attempt.busy_sent,
+                    _ => sent,
+                };
+                return Ok(Try::Granted(Grant::new(fence, Arc::new(held), lease_from)));
             }
             Attempt::Contended => {
                 // Rolled back by the server: the pool checks the connection before lending it.

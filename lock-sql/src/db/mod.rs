@@ -39,6 +39,10 @@ pub(crate) struct Waiting {
 pub(crate) enum Attempt {
     /// The row is ours, with this fencing token.
     Granted(u64),
+    /// A release granted the row to this acquisition's entry (MySQL), with this fencing
+    /// token: the try took the grant up without writing, so the lease runs from the grant,
+    /// which came after the acquisition's last try that found the lock held.
+    Handed(u64),
     /// Another owner holds a live lease, ending in `remaining` when the statement could tell.
     Held(Option<Duration>),
     /// Not this acquisition's turn, as its waiter entry's place in line showed (on the

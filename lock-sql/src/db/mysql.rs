@@ -12,6 +12,7 @@ use sqlx::pool::PoolConnection;
 mod acquire;
 mod admin;
 mod anchor;
+mod line;
 mod park_time;
 mod release;
 mod renewals;
@@ -25,8 +26,8 @@ use super::claim_rows::{ClaimStatements, ClaimTarget};
 use super::name_set::NameSet;
 use super::pool::Stash;
 use super::renewals::Renewals;
-use super::waiters::{Line, Terms};
-use super::{Owner, Schema, settle, statement, whole};
+use super::waiters::Line;
+use super::{Owner, Schema, settle, statement};
 use crate::error::{SqlError, invalid_url, timed};
 use crate::settings::Settings;
 use renewals::MyRenewer;
@@ -62,6 +63,16 @@ pub(crate) struct MyDb {
     /// runs for less than the upsert (`acquire.sql`) a row never seen needs. A row deleted
     /// behind our back (by an administrator) is found missing by that `UPDATE` and forgotten.
     known_rows: NameSet,
+    /// The names at which this service last found a line: one of its acquisitions found the
+    /// lock held, and no release since found nobody in line. A release of such a name grants
+    /// the lock to the first in line in the same statement (`release_grant.sql`); of any other,
+    /// it frees the row alone and grants in a second statement only when the row says a
+    /// waiter entry may be live (`release.sql`, `grant_head.sql`). Either way is correct; this
+    /// only picks the cheaper one.
+    lined: NameSet,
+    /// Entries removed on a grant, which purge the name's expired entries every
+    /// [`line::PURGE_EVERY`]th time.
+    granted_leaves: std::sync::atomic::AtomicU64,
     /// The connections this service's waiters park, which releases interrupt.
     sleepers: Arc<Sleepers>,
 }
@@ -74,9 +85,12 @@ struct Statements {
     acquire_in_line: sqlx::SqlStr,
     release: sqlx::SqlStr,
     grant_head: sqlx::SqlStr,
+    release_grant: sqlx::SqlStr,
+    handed: sqlx::SqlStr,
     wait_mark: sqlx::SqlStr,
     wait_register: sqlx::SqlStr,
     wait_leave: sqlx::SqlStr,
+    wait_leave_granted: sqlx::SqlStr,
     wait_probe: sqlx::SqlStr,
     wake_next: sqlx::SqlStr,
     inspect: sqlx::SqlStr,
@@ -126,9 +140,16 @@ impl MyDb {
             ),
             release: statement(include_str!("../../sql/mysql/release.sql"), table, ""),
             grant_head: statement(include_str!("../../sql/mysql/grant_head.sql"), table, ""),
+            release_grant: statement(include_str!("../../sql/mysql/release_grant.sql"), table, ""),
+            handed: statement(include_str!("../../sql/mysql/handed.sql"), table, ""),
             wait_mark: statement(include_str!("../../sql/mysql/wait_mark.sql"), table, ""),
             wait_register: statement(include_str!("../../sql/mysql/wait_register.sql"), table, ""),
             wait_leave: statement(include_str!("../../sql/mysql/wait_leave.sql"), table, ""),
+            wait_leave_granted: statement(
+                include_str!("../../sql/mysql/wait_leave_granted.sql"),
+                table,
+                "",
+            ),
             wait_probe: statement(include_str!("../../sql/mysql/wait_probe.sql"), table, ""),
             wake_next: statement(include_str!("../../sql/mysql/wake_next.sql"), table, ""),
             inspect: statement(include_str!("../../sql/mysql/inspect.sql"), table, ""),
@@ -161,6 +182,8 @@ impl MyDb {
             timeout: config.service.operation_timeout,
             sql,
             known_rows: NameSet::default(),
+            lined: NameSet::default(),
+            granted_leaves: std::sync::atomic::AtomicU64::new(0),
             sleepers: Arc::new(sleepers),
         })
     }
@@ -247,56 +270,6 @@ impl MyDb {
         sending: Sending,
     ) -> Result<bool, SqlError> {
         self.renewals.renew(name, owner, lease, sending).await
-    }
-
-    /// Marks the lock row (see `wait_mark.sql`), then places or refreshes the entry, with
-    /// the terms a release grants it the lock on: in that order, so that no entry outlives
-    /// the mark.
-    pub(crate) async fn register(
-        &self,
-        conn: &mut PoolConnection<sqlx::MySql>,
-        name: &str,
-        waiter: Owner,
-        lifetime: Duration,
-        sleeper: Option<u64>,
-        terms: Terms<'_>,
-    ) -> Result<(), SqlError> {
-        let micros = whole(lifetime, MICROSECOND);
-        let mark = sqlx::query(self.sql.wait_mark.clone())
-            .bind(name.as_bytes())
-            .bind(micros)
-            .bind(micros);
-        let result = timed(self.timeout, mark.execute(&mut **conn)).await;
-        settle(conn, result)?;
-        let query = sqlx::query(self.sql.wait_register.clone())
-            .bind(name.as_bytes())
-            .bind(waiter.as_bytes())
-            .bind(micros)
-            .bind(sleeper)
-            .bind(terms.owner.as_bytes())
-            .bind(whole(terms.lease, MICROSECOND))
-            .bind(terms.label.as_bytes())
-            .bind(micros)
-            .bind(sleeper);
-        let result = timed(self.timeout, query.execute(&mut **conn)).await;
-        settle(conn, result).map(drop)
-    }
-
-    /// Removes the entry, retrying once when InnoDB picked the statement as a deadlock victim
-    /// (it locks the name's range to purge expired entries).
-    pub(crate) async fn leave(
-        &self,
-        conn: &mut PoolConnection<sqlx::MySql>,
-        name: &str,
-        waiter: Owner,
-    ) -> Result<(), SqlError> {
-        self.send_twice(conn, || {
-            sqlx::query(self.sql.wait_leave.clone())
-                .bind(name.as_bytes())
-                .bind(waiter.as_bytes())
-        })
-        .await
-        .map(drop)
     }
 
     /// After an acquisition left the line without the lock: rings the first waiter's parked

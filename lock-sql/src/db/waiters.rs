@@ -91,6 +91,22 @@ impl Db {
         with_conn!(self, conn, (db, conn) => db.leave(conn, name, waiter).await)
     }
 
+    /// Removes the entry of `waiter`, just granted the lock, on `conn`: on MySQL by its key
+    /// alone, purging the name's expired entries only now and then (the handoff's path should
+    /// wait for no other entry); elsewhere as [`Db::leave`].
+    pub(crate) async fn leave_granted(
+        &self,
+        conn: &mut Conn,
+        name: &str,
+        waiter: Owner,
+    ) -> Result<(), SqlError> {
+        match (self, conn) {
+            #[cfg(feature = "mysql")]
+            (Db::MySql(db), Conn::MySql(conn)) => db.leave_granted(conn, name, waiter).await,
+            (db, conn) => db.leave(Some(conn), name, waiter).await,
+        }
+    }
+
     /// After an acquisition left the line without the lock, on MySQL: wakes the first waiter
     /// in line if the lock is free, as a release would have (it may have woken the one that
     /// left). Elsewhere nothing: PostgreSQL's removal statement does it itself, and SQLite's

@@ -17,6 +17,9 @@ impl MyDb {
     /// sends `acquire_row.sql` first too: a release may have granted it the lock under its
     /// owner token (`grant_head.sql`), which that statement takes up as its own. Placing and
     /// refreshing the entry is [`crate::db::Db::acquire`]'s.
+    ///
+    /// A try that finds the lock held remembers that a line forms at `name` (see
+    /// [`MyDb::release`]).
     pub(crate) async fn acquire(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
@@ -26,6 +29,30 @@ impl MyDb {
         label: &str,
         waiting: Waiting,
     ) -> Result<Attempt, SqlError> {
+        let outcome = self
+            .try_acquire(conn, name, owner, lease, label, waiting)
+            .await?;
+        if matches!(outcome, Attempt::Held(_)) {
+            self.lined.insert(name);
+        }
+        Ok(outcome)
+    }
+
+    /// The statements of [`MyDb::acquire`].
+    async fn try_acquire(
+        &self,
+        conn: &mut PoolConnection<sqlx::MySql>,
+        name: &str,
+        owner: Owner,
+        lease: Duration,
+        label: &str,
+        waiting: Waiting,
+    ) -> Result<Attempt, SqlError> {
+        if waiting.placed && waiting.turn {
+            if let Some(fence) = self.handed(conn, name, owner).await? {
+                return Ok(Attempt::Handed(fence));
+            }
+        }
         let grant = Grant {
             name: name.as_bytes(),
             token: owner.as_bytes(),
@@ -50,6 +77,22 @@ impl MyDb {
         );
         let result = timed(self.timeout, upsert.execute(&mut **conn)).await;
         Ok(self.seen(name, attempt(conn, result)?))
+    }
+
+    /// The fence of our live hold of `name`, which a release granted to this acquisition's
+    /// entry (`release_grant.sql`, `grant_head.sql`), read without locking the row
+    /// (`handed.sql`); `None` when the lock is not ours.
+    async fn handed(
+        &self,
+        conn: &mut PoolConnection<sqlx::MySql>,
+        name: &str,
+        owner: Owner,
+    ) -> Result<Option<u64>, SqlError> {
+        let read = sqlx::query_scalar::<_, i64>(self.sql.handed.clone())
+            .bind(name.as_bytes())
+            .bind(owner.as_bytes());
+        let result = timed(self.timeout, read.fetch_optional(&mut **conn)).await;
+        Ok(settle(conn, result)?.and_then(|fence| u64::try_from(fence).ok()))
     }
 
     /// `acquire_row.sql`'s outcome, when this service has seen `name`'s row; `None` when it
