@@ -4,6 +4,7 @@ pub mod curator;
 pub mod curator_session;
 pub mod mysql;
 pub mod mysql_fenced_row;
+pub mod mysql_floor_release;
 pub mod mysql_kill_floor;
 pub mod mysql_park;
 pub mod mysql_statement_floor;

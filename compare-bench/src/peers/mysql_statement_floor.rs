@@ -12,25 +12,29 @@
 //! parks (`park.sql`, waiting for a user lock that a third connection holds, as lock-sql's
 //! anchor) until a release interrupts it (`KILL QUERY`), the park's check finds its turn came
 //! or the lock granted to it, or the park's second runs out (then it parks again); when woken
-//! it takes a grant up with `acquire_row.sql` (then `acquire_in_line.sql` if none was made),
-//! and a grant after a wait removes the entry (`wait_leave.sql`). Its release sends
-//! `release.sql`, and when that reports a waiter entry may be live, grants the lock to the
-//! first waiter (`grant_head.sql`) and interrupts its parked connection. Entries are not
+//! it reads whether a release granted it the lock (`handed.sql`), else tries as before, and a
+//! grant after a wait removes the entry by its key (`wait_leave_granted.sql`). Its release
+//! (see `mysql_floor_release`) grants the lock to the first waiter in the same statement
+//! (`release_grant.sql`) once one of its tries was refused, until a release finds nobody in
+//! line; otherwise it sends `release.sql`, and when that reports a waiter entry may be live,
+//! grants the lock to the first waiter (`grant_head.sql`). A grant is followed by interrupting
+//! the waiter's parked connection. Entries are not
 //! refreshed:
 //! they last 15 s, as distlock's, and a refresh every 5 s would add less than one statement
 //! per waiter in a run.
 
 use async_trait::async_trait;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, LazyLock};
 
 use lock_sql::sqlx::mysql::{MySql, MySqlArguments, MySqlQueryResult};
 use lock_sql::sqlx::query::Query;
-use lock_sql::sqlx::{self, AssertSqlSafe, MySqlConnection, SqlSafeStr, SqlStr};
+use lock_sql::sqlx::{self, MySqlConnection, SqlStr};
 use tokio::sync::Mutex;
 
+use super::mysql_floor_release::MySqlFloorHeld;
 use super::mysql_park::{hold_anchor, parked_connection};
-use super::statement_floor::{LEASE_US, StatementFloor, StatementHeld, statement};
+use super::statement_floor::{LEASE_US, StatementFloor, statement};
 use crate::BenchResult;
 use crate::contend::{Contender, Held};
 
@@ -50,6 +54,10 @@ pub struct MySqlStatementFloor {
     register: SqlStr,
     park: SqlStr,
     leave: SqlStr,
+    handed: SqlStr,
+    /// Whether one of its tries was refused since its last release found nobody in line: its
+    /// release then grants in the same statement, as lock-sql's.
+    lined: Arc<AtomicBool>,
     /// The connection it parks while it waits, and its id.
     sleeper: Arc<Mutex<MySqlConnection>>,
     sleeper_id: u64,
@@ -89,7 +97,11 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
             "../../../lock-sql/sql/mysql/wait_register.sql"
         )),
         park: statement(include_str!("../../../lock-sql/sql/mysql/park.sql")),
-        leave: statement(include_str!("../../../lock-sql/sql/mysql/wait_leave.sql")),
+        leave: statement(include_str!(
+            "../../../lock-sql/sql/mysql/wait_leave_granted.sql"
+        )),
+        handed: statement(include_str!("../../../lock-sql/sql/mysql/handed.sql")),
+        lined: Arc::new(AtomicBool::new(false)),
         sleeper: Arc::new(Mutex::new(sleeper)),
         sleeper_id,
         anchor,
@@ -98,13 +110,47 @@ pub async fn connect(url: &str, name: &str) -> BenchResult<MySqlStatementFloor> 
 }
 
 impl MySqlStatementFloor {
-    /// One try for `owner`, whose waiter entry is `waiter`: `acquire_row.sql` on a row seen
+    /// A hold of `owner`, released as lock-sql releases.
+    fn held(&self, owner: [u8; 16]) -> MySqlFloorHeld {
+        MySqlFloorHeld {
+            held: self.floor.held(owner),
+            lined: Arc::clone(&self.lined),
+        }
+    }
+
+    /// One try for `owner`, whose waiter entry is `waiter`: when the entry is `placed`, first
+    /// `handed.sql`, which finds a grant a release made; then `acquire_row.sql` on a row seen
     /// (which takes up a grant a release made), then unless the entry is `placed`
     /// `acquire.sql` if the row was missing or not seen; `acquire_in_line.sql` when the lock
     /// was found free but marked for waiters, or the entry is placed and no grant was found. `true` when granted, `false` when the lock was held,
     /// others were ahead, or the server rolled the statement back for contention (as
     /// lock-sql, a refusal).
     async fn try_once(
+        &self,
+        connection: &mut MySqlConnection,
+        owner: &[u8],
+        (waiter, placed): (&[u8], bool),
+    ) -> BenchResult<bool> {
+        let name = self.floor.name.as_bytes();
+        if placed {
+            let handed = sqlx::query_scalar::<_, i64>(self.handed.clone())
+                .bind(name)
+                .bind(owner);
+            if handed.fetch_optional(&mut *connection).await?.is_some() {
+                return Ok(true);
+            }
+        }
+        let granted = self
+            .try_statements(connection, owner, (waiter, placed))
+            .await?;
+        if !granted {
+            self.lined.store(true, Ordering::Relaxed);
+        }
+        Ok(granted)
+    }
+
+    /// The acquire statements of [`Self::try_once`].
+    async fn try_statements(
         &self,
         connection: &mut MySqlConnection,
         owner: &[u8],
@@ -201,7 +247,7 @@ impl Contender for MySqlStatementFloor {
             .try_once(&mut connection, &owner, (&waiter, false))
             .await?
         {
-            return Ok(Box::new(self.floor.held(owner)));
+            return Ok(Box::new(self.held(owner)));
         }
         self.place(&mut connection, &waiter, &owner).await?;
         loop {
@@ -218,7 +264,7 @@ impl Contender for MySqlStatementFloor {
             .bind(waiter.as_slice())
             .execute(&mut *connection)
             .await?;
-        Ok(Box::new(self.floor.held(owner)))
+        Ok(Box::new(self.held(owner)))
     }
 }
 
@@ -293,7 +339,7 @@ const FREE_BUT_REFUSED: u64 = 1 << 63;
 const PARK_SECONDS: f64 = 1.0;
 
 /// The server's error number, for an error the server reported.
-fn number(error: &sqlx::Error) -> Option<u16> {
+pub(super) fn number(error: &sqlx::Error) -> Option<u16> {
     error
         .as_database_error()
         .and_then(|error| error.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
@@ -308,44 +354,4 @@ fn contended(error: &sqlx::Error) -> bool {
 /// A parked statement that a release interrupted (1317).
 fn interrupted(error: &sqlx::Error) -> bool {
     number(error) == Some(1317)
-}
-
-/// `grant_head.sql`, sent after a release that found a waiter entry may be live.
-static GRANT_HEAD: LazyLock<SqlStr> =
-    LazyLock::new(|| statement(include_str!("../../../lock-sql/sql/mysql/grant_head.sql")));
-
-#[async_trait]
-impl Held for StatementHeld<MySqlConnection> {
-    async fn release(self: Box<Self>) -> BenchResult<()> {
-        let mut connection = self.floor.connection.lock().await;
-        let name = self.floor.name.as_bytes();
-        let released = sqlx::query(self.floor.release.clone())
-            .bind(name)
-            .bind(self.owner.as_slice())
-            .execute(&mut *connection)
-            .await?;
-        if released.rows_affected() != 1 {
-            return Err("the statement floor's release found no hold".into());
-        }
-        if released.last_insert_id() == 0 {
-            return Ok(()); // nobody can be waiting
-        }
-        let granted = sqlx::query(GRANT_HEAD.clone())
-            .bind(name)
-            .bind(self.owner.as_slice())
-            .bind(name)
-            .execute(&mut *connection)
-            .await?;
-        if let sleeper @ 1.. = granted.last_insert_id() {
-            // The first waiter's parked connection: interrupt its sleep. One that is gone
-            // (1094) was woken already.
-            let kill = format!("KILL QUERY {sleeper}");
-            let kill = sqlx::raw_sql(AssertSqlSafe(kill).into_sql_str());
-            match kill.execute(&mut *connection).await {
-                Err(error) if number(&error) != Some(1094) => return Err(error.into()),
-                _ => {}
-            }
-        }
-        Ok(())
-    }
 }
