@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
+use lock_sql::sqlx::mysql::MySqlQueryResult;
 use lock_sql::sqlx::{self, AssertSqlSafe, MySqlConnection, SqlSafeStr, SqlStr};
 
 use super::mysql_statement_floor::number;
@@ -49,11 +50,8 @@ impl Held for MySqlFloorHeld {
                 .bind(name)
                 .bind(owner)
                 .execute(&mut *connection)
-                .await?;
-            if released.rows_affected() != 1 {
-                return Err("the statement floor's release found no hold".into());
-            }
-            return match released.last_insert_id() {
+                .await;
+            return match held(released)? {
                 0 => {
                     self.lined.store(false, Ordering::Relaxed);
                     Ok(())
@@ -66,11 +64,8 @@ impl Held for MySqlFloorHeld {
             .bind(name)
             .bind(owner)
             .execute(&mut *connection)
-            .await?;
-        if released.rows_affected() != 1 {
-            return Err("the statement floor's release found no hold".into());
-        }
-        if released.last_insert_id() == 0 {
+            .await;
+        if held(released)? == 0 {
             return Ok(()); // nobody can be waiting
         }
         let granted = sqlx::query(GRANT_HEAD.clone())
@@ -84,6 +79,15 @@ impl Held for MySqlFloorHeld {
             sleeper => ring(&mut connection, sleeper).await,
         }
     }
+}
+
+/// A release statement's insert id, once it ended the floor's hold.
+fn held(released: Result<MySqlQueryResult, sqlx::Error>) -> BenchResult<u64> {
+    let released = released?;
+    if released.rows_affected() != 1 {
+        return Err("the statement floor's release found no hold".into());
+    }
+    Ok(released.last_insert_id())
 }
 
 /// Interrupts the first waiter's parked connection `sleeper`. One that is gone (1094) was

@@ -14,32 +14,13 @@ impl MyDb {
     /// service has seen, the `UPDATE` `acquire_row.sql`; on any other, or one found missing,
     /// the upsert `acquire.sql`. Otherwise `acquire_in_line.sql` decides: it grants only when
     /// no live entry is ahead of `waiting`'s. A waiting acquisition whose entry is placed
-    /// sends `acquire_row.sql` first too: a release may have granted it the lock under its
-    /// owner token (`grant_head.sql`), which that statement takes up as its own. Placing and
-    /// refreshing the entry is [`crate::db::Db::acquire`]'s.
+    /// and whose turn came first reads whether a release granted it the lock under its owner
+    /// token (`handed.sql`), and if not sends `acquire_row.sql` too. Placing and refreshing the
+    /// entry is [`crate::db::Db::acquire`]'s.
     ///
     /// A try that finds the lock held remembers that a line forms at `name` (see
     /// [`MyDb::release`]).
     pub(crate) async fn acquire(
-        &self,
-        conn: &mut PoolConnection<sqlx::MySql>,
-        name: &str,
-        owner: Owner,
-        lease: Duration,
-        label: &str,
-        waiting: Waiting,
-    ) -> Result<Attempt, SqlError> {
-        let outcome = self
-            .try_acquire(conn, name, owner, lease, label, waiting)
-            .await?;
-        if matches!(outcome, Attempt::Held(_)) {
-            self.lined.insert(name);
-        }
-        Ok(outcome)
-    }
-
-    /// The statements of [`MyDb::acquire`].
-    async fn try_acquire(
         &self,
         conn: &mut PoolConnection<sqlx::MySql>,
         name: &str,
@@ -124,7 +105,9 @@ impl MyDb {
                 self.known_rows.forget(name);
                 Ok(None)
             }
-            (rows @ (0 | 1), id) if (rows == 1) == (id & REFUSED == 0) => outcome(id).map(Some),
+            (rows @ (0 | 1), id) if (rows == 1) == (id & REFUSED == 0) => {
+                outcome(id).map(|attempt| Some(self.noted(name, attempt)))
+            }
             (rows, id) => Err(SqlError::Sqlx(sqlx::Error::Protocol(format!(
                 "acquire_row.sql matched {rows} rows and reported insert id {id}"
             )))),
@@ -135,6 +118,14 @@ impl MyDb {
     fn seen(&self, name: &str, attempt: Attempt) -> Attempt {
         if attempt != Attempt::Contended {
             self.known_rows.insert(name);
+        }
+        self.noted(name, attempt)
+    }
+
+    /// `attempt`, after remembering that a line forms at `name` when it found the lock held.
+    fn noted(&self, name: &str, attempt: Attempt) -> Attempt {
+        if matches!(attempt, Attempt::Held(_)) {
+            self.lined.insert(name);
         }
         attempt
     }
