@@ -163,7 +163,7 @@ impl Link {
     {
         let (number, connection) = self.connection().await?;
         let limit = self.inner.timeout;
-        match tokio::time::timeout(limit, command(connection)).await {
+        match lock_core::backend::timeout(limit, command(connection)).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => {
                 // READONLY: the server was a master and is a replica now (a failover); the

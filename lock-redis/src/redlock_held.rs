@@ -144,7 +144,7 @@ pub(crate) async fn bounded<T>(
     limit: Duration,
     call: impl Future<Output = Result<T>>,
 ) -> Result<T> {
-    match tokio::time::timeout(limit, call).await {
+    match lock_core::backend::timeout(limit, call).await {
         Ok(answer) => answer,
         Err(_) => Err(Error::new(
             ErrorKind::Unavailable,

@@ -130,7 +130,7 @@ impl Replicas {
         limit: Duration,
         command: impl std::future::Future<Output = redis::RedisResult<T>>,
     ) -> Result<T> {
-        match tokio::time::timeout(limit, command).await {
+        match lock_core::backend::timeout(limit, command).await {
             Ok(result) => result.map_err(|error| from_redis(error, self.link.name())),
             Err(_) => Err(timed_out(self.link.name(), limit)),
         }

@@ -180,12 +180,13 @@ fn is_auth_failure(code: Option<&str>) -> bool {
     matches!(code, Some("28P01" | "28000" | "1045" | "1044"))
 }
 
-/// Runs `statement`, giving up with [`SqlError::TimedOut`] after `timeout`.
+/// Runs `statement`, giving up with [`SqlError::TimedOut`] after `timeout`: bounded by the
+/// process's one keeper of request limits, not a timer per statement.
 pub(crate) async fn timed<T>(
     timeout: Duration,
     statement: impl Future<Output = Result<T, sqlx::Error>>,
 ) -> Result<T, SqlError> {
-    match tokio::time::timeout(timeout, statement).await {
+    match lock_core::backend::timeout(timeout, statement).await {
         Ok(result) => result.map_err(SqlError::Sqlx),
         Err(_elapsed) => Err(SqlError::TimedOut(timeout)),
     }

@@ -52,7 +52,7 @@ pub(crate) async fn within<T>(
     operation: &'static str,
     request: impl Future<Output = Result<T, zk::Error>>,
 ) -> Result<Result<T, zk::Error>> {
-    match tokio::time::timeout(limit, request).await {
+    match lock_core::backend::timeout(limit, request).await {
         Ok(result) => Ok(result),
         Err(_) => Err(Error::new(
             ErrorKind::Unavailable,

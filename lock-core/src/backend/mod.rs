@@ -8,7 +8,8 @@
 //! overflow-safe [`Deadline`], the wait loop, backoff and jitter, the background cleanup of an
 //! acquisition dropped or failed mid-flight, error context, the tracing span, and the lease
 //! scheduler that watches every guard of a service ([`Leases`]: renewals one at a time per
-//! hold, the clock drift margin, the at-risk and lost signals).
+//! hold, the clock drift margin, the at-risk and lost signals). Requests to the store are bounded
+//! by [`timeout`], which keeps every limit in flight on one thread rather than a timer each.
 //!
 //! Configuration goes through the one URL grammar ([`crate::url`]) and [`ServiceOptions`],
 //! the options every service shares. The in-memory backend ([`MemoryLock`](crate::MemoryLock))
@@ -25,6 +26,7 @@ pub(crate) mod lease;
 pub(crate) mod leases;
 mod service;
 mod steps;
+mod timeout;
 mod watch;
 
 pub use claim_rule::{ClaimVerdict, claim_verdict};
@@ -36,3 +38,4 @@ pub use held::HeldLock;
 pub use leases::Leases;
 pub use service::{Service, ServiceBuilder, ServiceOptions};
 pub use steps::{Busy, LockSteps, Try};
+pub use timeout::{Elapsed, timeout, timeout_keeper_stats};
