@@ -102,7 +102,8 @@ struct Table {
     /// The wakers of the requests in flight, by deadline and then arrival.
     pending: BTreeMap<(Instant, u64), Waker>,
     next_id: u64,
-    /// What the thread sleeps until; `None` while it waits only to be woken.
+    /// What the thread sleeps until, no later than the first deadline; `None` while it waits
+    /// only to be woken.
     armed: Option<Instant>,
     woken: u64,
 }
@@ -180,7 +181,10 @@ impl Keeper {
             let now = Instant::now();
             let later = table.pending.split_off(&(now, u64::MAX));
             let due = std::mem::replace(&mut table.pending, later);
-            table.armed = table.pending.first_key_value().map(|(&(at, _), _)| at);
+            // With nothing in flight, the thread keeps sleeping until the time it was set
+            // for, which later deadlines need no wake-up to follow.
+            let first = table.pending.first_key_value().map(|(&(at, _), _)| at);
+            table.armed = first.or(table.armed.filter(|&at| at > now));
             if !due.is_empty() {
                 drop(table);
                 for waker in due.into_values() {
