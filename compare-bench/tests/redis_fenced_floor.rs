@@ -52,3 +52,60 @@ async fn each_grant_counts_the_fence_in_its_own_step() {
         held.release().await.expect("last release");
     }
 }
+
+/// The least FIFO-fenced lock on a real Redis: a grant's fence is floored at the server clock
+/// (so it is far above a counter of one grant), a waiter queue refuses every try while it
+/// exists, even on a free lock, and counts nothing, and the release frees the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fifo_floor_keeps_arrival_order_and_floors_the_fence_at_the_clock() {
+    let Some(server) = require(RedisServer::start()) else {
+        return;
+    };
+    let url = server.url();
+    let mut probe = redis::Client::open(url.as_str())
+        .expect("client")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("probe");
+    let key = "fenced/clocked";
+    let (counter, queue) = (format!("{key}:fence"), format!("{key}:queue"));
+    let poll = Duration::from_millis(1);
+    let lock = RedisPollLock::connect_fenced(&url, key, poll, Fencing::clocked())
+        .await
+        .expect("connect");
+    let clock_us = |mut probe: redis::aio::MultiplexedConnection| async move {
+        let (seconds, micros): (u64, u64) = redis::cmd("TIME")
+            .query_async(&mut probe)
+            .await
+            .expect("TIME");
+        seconds * 1_000_000 + micros
+    };
+    let before = clock_us(probe.clone()).await;
+    let held = lock.acquire().await.expect("uncontended grant");
+    let first: u64 = probe.get(&counter).await.expect("read fence");
+    assert!(
+        first >= before && first <= clock_us(probe.clone()).await,
+        "fence {first} not the server clock (from {before})"
+    );
+    held.release().await.expect("release");
+    let left: Option<String> = probe.get(key).await.expect("read key");
+    assert_eq!(left, None, "the release left the key");
+    let _: () = probe
+        .zadd(&queue, "earlier-waiter", 1)
+        .await
+        .expect("queue");
+    for _ in 0..3 {
+        assert_eq!(
+            lock.try_once().await.expect("try"),
+            None,
+            "granted past a queue"
+        );
+    }
+    let unchanged: u64 = probe.get(&counter).await.expect("read fence");
+    assert_eq!(unchanged, first, "a refused try counted a fence");
+    let _: () = probe.del(&queue).await.expect("empty the queue");
+    let held = lock.acquire().await.expect("grant once the queue is gone");
+    let next: u64 = probe.get(&counter).await.expect("read fence");
+    assert!(next > first, "fence {next} not above {first}");
+    held.release().await.expect("last release");
+}

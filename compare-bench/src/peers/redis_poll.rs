@@ -7,6 +7,11 @@
 //! `SET` and an `INCR` of the fence in one `MULTI`/`EXEC`. The transaction counts a fence on
 //! every try, granted or not: tokens then skip numbers, but each grant's is still above every
 //! earlier grant's. The release is the same.
+//!
+//! The least FIFO lock that fences the way distlock does ([`Fencing::Clocked`]) is one script
+//! too: it refuses while a waiter queue exists, and floors the fence at the server clock so
+//! that fences keep rising across a failover that lost the counter's last grants. Its release
+//! also reports whether a queue exists, which a FIFO release must learn to wake its head.
 
 use std::time::Duration;
 
@@ -26,6 +31,8 @@ pub struct RedisPollLock {
     release: Script,
     /// How a grant counts its fence, and the fence counter's key, when fenced.
     fenced: Option<(Fencing, String)>,
+    /// The waiter queue's key, which the FIFO lock's scripts read ([`Fencing::Clocked`]).
+    queue: Option<String>,
 }
 
 /// How a fenced lock counts a grant's fence in the step that grants it.
@@ -35,12 +42,20 @@ pub enum Fencing {
     Script(Script),
     /// `SET NX PX` and `INCR` in one `MULTI`/`EXEC`.
     Transaction,
+    /// One script that refuses while a waiter queue exists, and takes a fence floored at the
+    /// server clock only when it set the key.
+    Clocked(Script),
 }
 
 impl Fencing {
     /// The script way.
     pub fn script() -> Self {
         Fencing::Script(Script::new(include_str!("fenced_acquire.lua")))
+    }
+
+    /// The FIFO, clock-floored way.
+    pub fn clocked() -> Self {
+        Fencing::Clocked(Script::new(include_str!("fifo_fenced_acquire.lua")))
     }
 }
 
@@ -92,6 +107,11 @@ impl RedisPollLock {
         interval: Duration,
         fencing: Option<Fencing>,
     ) -> BenchResult<Self> {
+        let queue = matches!(fencing, Some(Fencing::Clocked(_))).then(|| format!("{key}:queue"));
+        let release = match queue {
+            Some(_) => Script::new(include_str!("fifo_release.lua")),
+            None => Script::new(include_str!("release.lua")),
+        };
         let fenced = fencing.map(|fencing| (fencing, format!("{key}:fence")));
         let connection = redis::Client::open(url)?
             .get_multiplexed_async_connection()
@@ -101,8 +121,9 @@ impl RedisPollLock {
             key: key.to_owned(),
             interval,
             lease: Duration::from_secs(30),
-            release: Script::new(include_str!("release.lua")),
+            release,
             fenced,
+            queue,
         })
     }
 
@@ -136,6 +157,17 @@ impl RedisPollLock {
                 let fence: u64 = acquire
                     .key(&self.key)
                     .key(fence)
+                    .arg(&token)
+                    .arg(lease_ms)
+                    .invoke_async(&mut connection)
+                    .await?;
+                fence > 0
+            }
+            Some((Fencing::Clocked(acquire), fence)) => {
+                let fence: u64 = acquire
+                    .key(&self.key)
+                    .key(fence)
+                    .key(self.queue.as_deref().unwrap_or_default())
                     .arg(&token)
                     .arg(lease_ms)
                     .invoke_async(&mut connection)
@@ -181,10 +213,11 @@ impl Contender for RedisPollLock {
 impl Held for PollHeld {
     async fn release(self: Box<Self>) -> BenchResult<()> {
         let mut connection = self.lock.connection.clone();
-        let _: i64 = self
-            .lock
-            .release
-            .key(&self.lock.key)
+        let mut release = self.lock.release.key(&self.lock.key);
+        if let Some(queue) = &self.lock.queue {
+            release.key(queue);
+        }
+        let _: i64 = release
             .arg(&self.token)
             .invoke_async(&mut connection)
             .await?;

@@ -87,9 +87,11 @@ const OURS_1: Pick = row("latency", 1, DISTLOCK);
 const OURS_32: Pick = row("contention", 32, DISTLOCK);
 
 const REDIS_FLOOR: Pick = row("latency", 1, &["set nx"]);
-/// The least fenced Redis locks: `SET NX PX` and a count of the fence in one script or one
-/// `MULTI`/`EXEC`, and the compare-and-delete release (the faster of the two).
-const REDIS_FENCED_FLOOR: Pick = row("latency", 1, &["least-fenced floor"]);
+/// The least Redis lock that fences the way distlock does: it serves waiters in arrival order
+/// (a grant reads the queue, a release too) and floors each fence at the server clock, so that
+/// fences keep rising across a failover. The least fenced locks that do neither (`SET NX PX`
+/// and an `INCR`) are reported beside it, for what dropping that safety would buy.
+const REDIS_FENCED_FLOOR: Pick = row("latency", 1, &["fifo-fenced floor"]);
 /// distlock's own Redis scripts from a bare client: the server work of distlock's pair.
 const REDIS_SCRIPT_FLOOR: Pick = row("latency", 1, &["acquire.lua"]);
 /// distlock's own Redis scripts from 32 bare clients, each waiting on an inbox of its own: the

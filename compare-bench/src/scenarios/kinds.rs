@@ -12,7 +12,9 @@ pub enum Kind {
     /// Hand-written Redis `SET NX PX` + Lua release, polling every this many milliseconds.
     RedisPoll(u64),
     /// The least fenced Redis lock: `SET NX PX` and a count of the fence in one step (one script,
-    /// or one `MULTI`/`EXEC`), and the compare-and-delete release; uncontended only.
+    /// or one `MULTI`/`EXEC`, or one script that also keeps arrival order and floors the fence
+    /// at the server clock as distlock does), and the compare-and-delete release; uncontended
+    /// only.
     RedisFencedFloor(RedisFence),
     /// The rslock crate on one Redis.
     RsLock,
@@ -68,6 +70,9 @@ pub enum RedisFence {
     Script,
     /// One `MULTI`/`EXEC`.
     Transaction,
+    /// One script that serves waiters first (it refuses while a waiter queue exists) and floors
+    /// the fence at the server clock, as distlock's scripts do.
+    Clocked,
 }
 
 impl Kind {
@@ -84,6 +89,12 @@ impl Kind {
             Kind::RedisFencedFloor(RedisFence::Transaction) => {
                 "least-fenced floor, MULTI/EXEC: SET if absent and INCR the fence, \
                  compare-and-delete EVALSHA"
+                    .to_owned()
+            }
+            Kind::RedisFencedFloor(RedisFence::Clocked) => {
+                "least FIFO-fenced floor, script: one EVALSHA refuses while a queue exists, sets \
+                 if absent and takes a clock-floored fence, compare-and-delete EVALSHA that reads \
+                 the queue"
                     .to_owned()
             }
             Kind::RsLock => format!("rslock {}", crate_versions("rslock").join("/")),
@@ -241,6 +252,7 @@ pub fn all_kinds() -> Vec<Kind> {
         Kind::RedisPoll(1),
         Kind::RedisFencedFloor(RedisFence::Script),
         Kind::RedisFencedFloor(RedisFence::Transaction),
+        Kind::RedisFencedFloor(RedisFence::Clocked),
         Kind::RsLock,
         Kind::RedisScriptFloor,
         Kind::RedisHandoffFloor,

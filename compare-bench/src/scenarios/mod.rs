@@ -152,6 +152,7 @@ pub async fn client(kind: Kind, servers: &Servers, name: &str) -> BenchResult<Ar
             let fencing = match fence {
                 RedisFence::Script => Fencing::script(),
                 RedisFence::Transaction => Fencing::Transaction,
+                RedisFence::Clocked => Fencing::clocked(),
             };
             let poll = Duration::from_millis(1);
             Arc::new(RedisPollLock::connect_fenced(&servers.redis, name, poll, fencing).await?)
