@@ -31,7 +31,8 @@ pub struct RedisPollLock {
     release: Script,
     /// How a grant counts its fence, and the fence counter's key, when fenced.
     fenced: Option<(Fencing, String)>,
-    /// The waiter queue's key, which the FIFO lock's scripts read ([`Fencing::Clocked`]).
+    /// The waiter queue's key, which the FIFO lock's scripts read ([`Fencing::Clocked`]); as
+    /// a script key, `None` adds none.
     queue: Option<String>,
 }
 
@@ -167,7 +168,7 @@ impl RedisPollLock {
                 let fence: u64 = acquire
                     .key(&self.key)
                     .key(fence)
-                    .key(self.queue.as_deref().unwrap_or_default())
+                    .key(&self.queue)
                     .arg(&token)
                     .arg(lease_ms)
                     .invoke_async(&mut connection)
@@ -213,11 +214,12 @@ impl Contender for RedisPollLock {
 impl Held for PollHeld {
     async fn release(self: Box<Self>) -> BenchResult<()> {
         let mut connection = self.lock.connection.clone();
-        let mut release = self.lock.release.key(&self.lock.key);
-        if let Some(queue) = &self.lock.queue {
-            release.key(queue);
-        }
-        let _: i64 = release
+        // The FIFO lock's release reads the queue too; `None` adds no key.
+        let _: i64 = self
+            .lock
+            .release
+            .key(&self.lock.key)
+            .key(&self.lock.queue)
             .arg(&self.token)
             .invoke_async(&mut connection)
             .await?;
