@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 use crate::backend::lease::Lease;
 use crate::backend::leases::Registration;
@@ -253,7 +252,7 @@ impl LockGuard {
         // Runs inline (no task hop on the hot path); dropped half-way, it is redone in the
         // background by this guard.
         let mut unfinished = ReleaseIfDropped(Some(Arc::clone(&held)));
-        let released = held.release().instrument(span.clone()).await;
+        let released = telemetry::in_span(&span, held.release()).await;
         unfinished.0 = None;
         match &released {
             Ok(true) => span.record("outcome", "released"),

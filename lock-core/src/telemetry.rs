@@ -112,6 +112,16 @@ macro_rules! debug_span_if_seen {
 }
 pub(crate) use debug_span_if_seen;
 
+/// Runs `work` inside `span`; a span nobody sees ([`Span::none`](tracing::Span::none)) is not
+/// entered and left at every poll of `work`.
+pub(crate) async fn in_span<F: std::future::Future>(span: &tracing::Span, work: F) -> F::Output {
+    if span.is_disabled() {
+        work.await
+    } else {
+        tracing::Instrument::instrument(work, span.clone()).await
+    }
+}
+
 /// Records an acquisition's end.
 pub(crate) fn acquisition(backend: &'static str, outcome: Outcome, waited: Duration) {
     #[cfg(feature = "metrics")]

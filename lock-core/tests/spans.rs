@@ -1,4 +1,5 @@
-//! The engine's and the guard's spans reach a subscriber that wants them, with their fields.
+//! The engine's and the guard's spans reach a subscriber that wants them, with their fields,
+//! and the work they describe runs inside them.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -8,8 +9,8 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
-/// Every span opened, as its name, and every field recorded into it later, as
-/// `NAME.FIELD`.
+/// Every span opened, as its name, every field recorded into it later, as `NAME.FIELD`, and
+/// every time it was entered, as `NAME>`.
 #[derive(Clone, Default)]
 struct Recorder {
     seen: Arc<Mutex<Vec<String>>>,
@@ -62,7 +63,13 @@ impl Subscriber for Recorder {
 
     fn event(&self, _event: &Event<'_>) {}
 
-    fn enter(&self, _span: &Id) {}
+    fn enter(&self, span: &Id) {
+        let index = usize::try_from(span.into_u64() - 1).unwrap_or(usize::MAX);
+        let names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        let name = names.get(index).copied().unwrap_or("?");
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        seen.push(format!("{name}>"));
+    }
 
     fn exit(&self, _span: &Id) {}
 }
@@ -77,10 +84,12 @@ async fn acquisitions_and_releases_are_spans_with_their_outcome() {
     let seen = recorder.seen();
     for expected in [
         "distlock.acquire",
+        "distlock.acquire>",
         "distlock.acquire.tries",
         "distlock.acquire.fencing_token",
         "distlock.acquire.outcome",
         "distlock.release",
+        "distlock.release>",
         "distlock.release.outcome",
     ] {
         assert!(

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use tokio::time::Instant;
-use tracing::Instrument;
 use tracing::field::Empty;
 
 use crate::backend::cleanup::ArmedAttempt;
@@ -52,9 +51,7 @@ pub async fn acquire<S: LockSteps>(
     );
     let started = Instant::now();
     let mut tries = 0_u32;
-    let outcome = run(steps, name, options, &mut tries)
-        .instrument(span.clone())
-        .await;
+    let outcome = telemetry::in_span(&span, run(steps, name, options, &mut tries)).await;
     span.record("tries", tries);
     let ended = match &outcome {
         Ok(Some(guard)) => {

@@ -6,7 +6,6 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::time::Instant;
-use tracing::Instrument;
 
 use crate::backend::{HeldLock, Sending};
 use crate::{AcquireOptions, LockHandle, Result, telemetry};
@@ -148,8 +147,8 @@ impl Lease {
         );
         let sent = Instant::now();
         let answer = match sending {
-            Sending::Gathered => held.renew(length).instrument(span.clone()).await,
-            Sending::AtOnce => held.extend(length).instrument(span.clone()).await,
+            Sending::Gathered => telemetry::in_span(&span, held.renew(length)).await,
+            Sending::AtOnce => telemetry::in_span(&span, held.extend(length)).await,
         };
         let outcome = answer.as_ref().ok().copied();
         telemetry::renewal(self.backend, outcome, sent.elapsed());
