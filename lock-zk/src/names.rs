@@ -10,28 +10,57 @@ use lock_core::LockName;
 
 /// The node name for `name`. Injective: distinct lock names give distinct node names.
 pub(crate) fn node_name(name: &LockName) -> String {
+    let mut out = String::with_capacity(name.as_str().len() + 8);
+    push_node_name(&mut out, name);
+    out
+}
+
+/// Appends [`node_name`]`(name)` to `out`: a path is built in one buffer.
+pub(crate) fn push_node_name(out: &mut String, name: &LockName) {
     let name = name.as_str();
     match name {
-        "." => return "%2E".to_owned(),
-        ".." => return "%2E%2E".to_owned(),
-        "zookeeper" => return "%7Aookeeper".to_owned(),
+        "." => return out.push_str("%2E"),
+        ".." => return out.push_str("%2E%2E"),
+        "zookeeper" => return out.push_str("%7Aookeeper"),
         _ => {}
     }
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let mut out = String::with_capacity(name.len() + 8);
-    for c in name.chars() {
-        if needs_escape(c) {
-            let mut buffer = [0u8; 4];
-            for byte in c.encode_utf8(&mut buffer).bytes() {
-                out.push('%');
-                out.push(char::from(HEX[usize::from(byte >> 4)]));
-                out.push(char::from(HEX[usize::from(byte & 0xF)]));
+    // Runs of characters that stay as they are are copied whole; printable ASCII other than
+    // `%` and `/` (nearly every name) is judged by its byte, without decoding.
+    let mut kept_from = 0;
+    let mut at = 0;
+    while let Some(&byte) = name.as_bytes().get(at) {
+        let c = match byte {
+            b'%' | b'/' => char::from(byte),
+            b' '..=b'~' => {
+                at += 1;
+                continue;
             }
-        } else {
-            out.push(c);
-        }
+            _ => match name.get(at..).and_then(|rest| rest.chars().next()) {
+                Some(c) if needs_escape(c) => c,
+                Some(c) => {
+                    at += c.len_utf8();
+                    continue;
+                }
+                None => break,
+            },
+        };
+        out.push_str(name.get(kept_from..at).unwrap_or_default());
+        push_escaped(out, c);
+        at += c.len_utf8();
+        kept_from = at;
     }
-    out
+    out.push_str(name.get(kept_from..).unwrap_or_default());
+}
+
+/// Appends `c` percent-encoded, byte by byte, in upper-case hex.
+fn push_escaped(out: &mut String, c: char) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut buffer = [0u8; 4];
+    for byte in c.encode_utf8(&mut buffer).bytes() {
+        out.push('%');
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0xF)]));
+    }
 }
 
 /// The lock name whose node name is `node`; `None` for a node no lock name maps to (a
@@ -77,6 +106,8 @@ mod tests {
         assert_eq!(node("zookeeper"), "%7Aookeeper");
         assert_eq!(node("\u{E000}"), "%EE%80%80");
         assert_eq!(node("🔒"), "%F0%9F%94%92");
+        assert_eq!(node("a b/ü\u{E000}é%"), "a b%2Fü%EE%80%80é%25");
+        assert_eq!(node("x/"), "x%2F");
     }
 
     #[test]

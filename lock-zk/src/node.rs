@@ -50,7 +50,10 @@ pub(crate) async fn create_then_list(
     let settings = session.config();
     let acl = settings.acl.entries();
     let options = CreateMode::EphemeralSequential.with_acls(Acls::new(&acl));
-    let base = format!("{parent}/{prefix}{marker}");
+    let mut base = String::with_capacity(parent.len() + prefix.len() + marker.len() + 11);
+    for part in [parent, "/", prefix, marker] {
+        base.push_str(part);
+    }
     let client = session.client();
     let limit = session.operation_timeout();
     // Whether a create was sent whose outcome is unknown: look before creating again.

@@ -6,7 +6,13 @@ pub(crate) const LOCK_MARKER: &str = "lock-";
 /// A fresh protected-create prefix, `_c_<uuid>-`: unique to one acquisition, so after a
 /// connection loss during create the node can be found again by it.
 pub(crate) fn protected_prefix() -> String {
-    format!("_c_{}-", uuid::Uuid::new_v4())
+    let mut uuid = uuid::Uuid::encode_buffer();
+    let uuid = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut uuid);
+    let mut prefix = String::with_capacity(uuid.len() + 4);
+    prefix.push_str("_c_");
+    prefix.push_str(uuid);
+    prefix.push('-');
+    prefix
 }
 
 /// The fencing token of the lock node created by the transaction `czxid`: the creation zxid

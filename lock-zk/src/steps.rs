@@ -15,7 +15,7 @@ use zookeeper_client::{self as zk, EventType, OneshotWatcher};
 use crate::errors::{BACKEND, RETRY_PAUSE, convert, is_connection_loss, within};
 use crate::held::ZkHeld;
 use crate::lone::{LoneHold, LoneNotes};
-use crate::names::node_name;
+use crate::names::push_node_name;
 use crate::node;
 use crate::nodes::{contenders_of, fencing_token};
 use crate::recipe::{ELECTION_CHILD, RW_CHILD, Recipe};
@@ -74,7 +74,11 @@ pub(crate) struct OurHold {
 
 impl ZkSteps {
     pub(crate) fn parent(&self, name: &LockName) -> String {
-        format!("{}/{}", self.root, node_name(name))
+        let mut parent = String::with_capacity(self.root.len() + name.as_str().len() + 9);
+        parent.push_str(&self.root);
+        parent.push('/');
+        push_node_name(&mut parent, name);
+        parent
     }
 
     /// The parent of `name`'s read-write lock nodes: a child of its lock parent, so they never
